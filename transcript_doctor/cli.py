@@ -1,0 +1,257 @@
+"""The `tdoc` command line: parse options, call the core, print, exit. No logic of its own."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import click
+import orjson
+import typer
+from typer.core import TyperGroup
+from rich.console import Console
+from rich.text import Text
+
+from . import __version__
+from .core import ScanConfig, scan
+from .model import TdocError
+from .stores import Options
+
+err = Console(stderr=True, highlight=False, markup=False, emoji=False)
+
+
+class _Group(TyperGroup):
+    """Turns TdocError into one line on stderr and its exit code, under CliRunner too."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except TdocError as exc:
+            err.print(Text(f"tdoc: error: {exc}"))
+            raise typer.Exit(exc.exit_code) from None
+
+
+app = typer.Typer(
+    name="tdoc",
+    cls=_Group,
+    help="tdoc, the transcript doctor: find and heal poisoned AI-agent session histories.\n\n"
+    "Exit codes: 0 clean (or healed), 1 findings at or above --fail-on remain (dry-run heal: "
+    "something to fix), 2 usage/unreadable input/internal error, 3 refused (store in use or "
+    "changed while tdoc worked).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
+)
+
+
+class ScanFormat(str, Enum):
+    human = "human"
+    json = "json"
+    ndjson = "ndjson"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+class Engine(str, Enum):
+    auto = "auto"
+    v1 = "v1"
+    v2 = "v2"
+
+
+class DocFormat(str, Enum):
+    human = "human"
+    json = "json"
+
+
+SelectOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--select", help="Only these rules: codes, prefixes (W1, S) or names; comma-separated."),
+]
+IgnoreOpt = Annotated[
+    Optional[list[str]], typer.Option("--ignore", help="Skip these rules (same forms as --select).")
+]
+EngineOpt = Annotated[Engine, typer.Option("--engine", help="kimi-code replay engine (auto = both).")]
+InputFormatOpt = Annotated[
+    Optional[str], typer.Option("--input-format", help="Override content detection (e.g. kimi-wire).")
+]
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def _emit_json(value: object) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+@app.command("scan")
+def scan_cmd(
+    paths: Annotated[list[str], typer.Argument(help="Files, directories (searched) or globs.")],
+    format: Annotated[ScanFormat, typer.Option("--format", "-f", help="Output format.")] = ScanFormat.human,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest severity that exits 1.")] = FailOn.error,
+    engine: EngineOpt = Engine.auto,
+    deep: Annotated[bool, typer.Option("--deep", help="SQLite: full integrity_check.")] = False,
+    input_format: InputFormatOpt = None,
+) -> None:
+    """Report what is poisoned in session stores."""
+    from .reporters import REPORTERS
+
+    config = ScanConfig(
+        select=_split(select),
+        ignore=_split(ignore),
+        fail_on=fail_on.value,
+        input_format=input_format,
+        options=Options(engine=engine.value, deep=deep),
+    )
+    report = scan(paths, config)
+    REPORTERS[format.value](report, sys.stdout)
+    for fr in report.files:
+        if fr.error and format is not ScanFormat.human:
+            err.print(Text(f"tdoc: {fr.path}: {fr.error}"))
+    raise typer.Exit(report.exit_code(config.fail_on))
+
+
+@app.command("replay")
+def replay_cmd(
+    path: Annotated[str, typer.Argument(help="One store file.")],
+    engine: Annotated[Engine, typer.Option("--engine", help="kimi-code engine.")] = Engine.v2,
+    session: Annotated[Optional[str], typer.Option("--session", help="Session id (databases).")] = None,
+    format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.json,
+    input_format: InputFormatOpt = None,
+) -> None:
+    """Print the history the runtime would rebuild from a store."""
+    from .replay_view import replay_path, render_human
+
+    value = replay_path(path, Options(engine=engine.value, session=session), input_format)
+    if format is DocFormat.json:
+        _emit_json(value)
+    else:
+        render_human(value, Console(highlight=False, markup=False, emoji=False, soft_wrap=True))
+
+
+@app.command("heal")
+def heal_cmd(
+    paths: Annotated[list[str], typer.Argument(help="Files, directories or globs.")],
+    in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite the store (with a backup).")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the healed copy here.")] = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Dry run: print a unified diff / SQL plan.")] = False,
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply unsafe fixes.")] = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    backup_dir: Annotated[Optional[Path], typer.Option("--backup-dir", help="Where backups go.")] = None,
+    no_backup: Annotated[bool, typer.Option("--no-backup", help="Do not keep a backup.")] = False,
+    purge: Annotated[bool, typer.Option("--purge", help="Databases: delete rows instead of deactivating.")] = False,
+    format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
+    input_format: InputFormatOpt = None,
+) -> None:
+    """Apply the fixes of the findings: a dry run unless --in-place or --output."""
+    from .healing import heal_paths, render_heal
+    from .stores import HealOptions
+
+    if in_place and output:
+        raise TdocError("--in-place and --output exclude each other")
+    mode = "in-place" if in_place else "output" if output else "dry-run"
+    options = HealOptions(
+        mode=mode,
+        output=output,
+        diff=diff,
+        unsafe_fixes=unsafe_fixes,
+        backup_dir=backup_dir,
+        backup=not no_backup,
+        purge=purge,
+    )
+    config = ScanConfig(select=_split(select), ignore=_split(ignore), input_format=input_format)
+    results, code = heal_paths(paths, config, options)
+    render_heal(results, format.value, sys.stdout, err)
+    raise typer.Exit(code)
+
+
+@app.command("rules")
+def rules_cmd(
+    format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
+) -> None:
+    """List the rule catalogue."""
+    from .explain import rules_table
+    from .rules import RULES
+
+    if format is DocFormat.json:
+        _emit_json([r.as_dict() for r in sorted(RULES.values(), key=lambda r: r.code)])
+    else:
+        Console(highlight=False).print(rules_table())
+
+
+@app.command("explain")
+def explain_cmd(
+    rule: Annotated[Optional[str], typer.Argument(help="A rule code or name.")] = None,
+    path: Annotated[Optional[str], typer.Argument(help="With --error: the store to map the error to.")] = None,
+    error: Annotated[Optional[str], typer.Option("--error", help="A pasted provider error message.")] = None,
+    format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
+) -> None:
+    """Print a rule's documentation, or say which rule a provider error points at."""
+    from .explain import explain_error, explain_rule
+
+    if error is not None:
+        store_path = path or rule  # `tdoc explain --error TEXT PATH`
+        code = explain_error(error, store_path, format.value, sys.stdout)
+        raise typer.Exit(code)
+    if not rule:
+        raise TdocError("name a rule (code or name), or pass --error TEXT")
+    explain_rule(rule, format.value, sys.stdout)
+
+
+@app.command("schema")
+def schema_cmd(
+    name: Annotated[str, typer.Argument(help="report, finding, replay or heal.")] = "report",
+) -> None:
+    """Print the JSON Schema of a machine output."""
+    from .schema import OUTPUT_SCHEMAS, load
+
+    if name not in OUTPUT_SCHEMAS:
+        raise TdocError(f"unknown schema {name!r}; choose one of {', '.join(OUTPUT_SCHEMAS)}")
+    _emit_json(load(name))
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        print(f"tdoc {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """tdoc, the transcript doctor."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point. Usage errors exit 2; a bug prints one line, never locals."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        code = 2
+    except (click.Abort, KeyboardInterrupt):
+        err.print(Text("tdoc: aborted"))
+        code = 2
+    except BrokenPipeError:
+        code = 0
+    except Exception as exc:  # a bug: say what, without the transcript
+        err.print(Text(f"tdoc: internal error: {type(exc).__name__}: {str(exc)[:200]}"))
+        code = 2
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,112 @@
+"""The scan pipeline: open each store, run the checks of its format, filter, sort."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .model import SEVERITY_RANK, FileResult, Finding, TdocError
+from .rules import CHECKS, selected_codes
+from .stores import Options, Store, expand_paths, open_store
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class ScanConfig:
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    fail_on: str = "error"
+    input_format: str | None = None
+    options: Options = field(default_factory=Options)
+
+    def codes(self) -> set[str]:
+        try:
+            return selected_codes(self.select, self.ignore)
+        except KeyError as exc:
+            raise TdocError(f"unknown rule selector {exc.args[0]!r} (see `tdoc rules`)") from None
+
+
+@dataclass
+class Report:
+    files: list[FileResult]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for fr in self.files for f in fr.findings]
+
+    def exit_code(self, fail_on: str) -> int:
+        if any(fr.error for fr in self.files):
+            return 2
+        threshold = SEVERITY_RANK[fail_on]
+        return 1 if any(SEVERITY_RANK[f.severity] >= threshold for f in self.findings) else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        findings = self.findings
+        by_sev = {"error": 0, "warning": 0, "info": 0}
+        for f in findings:
+            by_sev[f.severity] += 1
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "tdoc", "version": __version__},
+            "summary": {
+                "files": len(self.files),
+                "sessions": sum(fr.sessions for fr in self.files),
+                "findings": len(findings),
+                "by_severity": by_sev,
+                "fixable": sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
+                "unsafe_fixable": sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),
+            },
+            "files": [fr.as_dict() for fr in self.files],
+            "findings": [f.as_dict() for f in findings],
+        }
+
+
+def check_store(store: Store, config: ScanConfig, codes: set[str] | None = None) -> list[Finding]:
+    """Run every check registered for the store's format; keep the selected codes, sorted."""
+    wanted = config.codes() if codes is None else codes
+    found: list[Finding] = []
+    for check in CHECKS.get(store.format, ()):
+        found.extend(f for f in check(store, config.options) if f.code in wanted)
+    found.sort(key=Finding.sort_key)
+    return found
+
+
+def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> FileResult:
+    """Scan one input; an unreadable one becomes a FileResult with `error` set."""
+    try:
+        store = open_store(path, display, config.options, config.input_format)
+    except TdocError as exc:
+        return FileResult(path=display, format=None, error=str(exc))
+    try:
+        findings = check_store(store, config, codes)
+        return FileResult(
+            path=display,
+            format=store.format,
+            sessions=store.session_count,
+            records=store.record_count,
+            findings=findings,
+        )
+    except TdocError as exc:
+        return FileResult(path=display, format=store.format, error=str(exc))
+    finally:
+        store.close()
+
+
+def iter_inputs(paths: Iterable[str]) -> list[tuple[Path, str]]:
+    inputs = list(expand_paths(list(paths)))
+    if not inputs:
+        raise TdocError("no input files found")
+    return inputs
+
+
+def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Report:
+    """Scan files, directories and globs; the library entry point behind `tdoc scan`."""
+    config = config or ScanConfig()
+    codes = config.codes()
+    results = [scan_file(p, d, config, codes) for p, d in iter_inputs(paths)]
+    results.sort(key=lambda fr: fr.path)
+    return Report(results)

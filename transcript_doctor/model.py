@@ -1,0 +1,198 @@
+"""Values passed between the layers: read -> replay -> rules -> report/fix.
+
+Everything here is plain data. Readers build `Message`s, rules build `Finding`s, reporters and
+fixers consume them. Nothing in this module does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+Applicability = Literal["safe", "unsafe", "none"]
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+class TdocError(Exception):
+    """A problem to report to the user (bad input, usage, I/O). Exit code 2 unless set."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class RefusedError(TdocError):
+    """The store is in use or changed while tdoc worked: exit code 3, nothing written."""
+
+    exit_code = 3
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass
+class Loc:
+    """Where a message or record lives in its store."""
+
+    line: int | None = None
+    end_line: int | None = None
+    row: int | str | None = None
+    table: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "end_line": self.end_line, "row": self.row, "table": self.table}
+
+
+@dataclass
+class Part:
+    """One content part in the shared message model.
+
+    kind: text | reasoning | media | other. `signed` is meaningful for reasoning parts only.
+    """
+
+    kind: str
+    text: str = ""
+    signed: bool = False
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str = ""
+    arguments: str | None = None
+    state: str | None = None  # store-specific status (OpenCode: pending/running/completed/error)
+
+
+@dataclass
+class Message:
+    """A message in the shared model that the store-independent rules read.
+
+    `position` is the index of the message in the request the provider would receive, `None`
+    when it is not sent. `extra` holds store-specific facts the store's own rules need.
+    """
+
+    role: str
+    parts: list[Part] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    is_error: bool = False
+    loc: Loc = field(default_factory=Loc)
+    position: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def visible_text(self) -> str:
+        return "".join(p.text for p in self.parts if p.kind == "text")
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One record-level change. JSONL: op delete/replace/insert at `line`.
+
+    SQLite: op update/delete on (`table`, `row`) with `set` holding column values.
+    """
+
+    op: str
+    line: int | None = None
+    text: str | None = None
+    table: str | None = None
+    row: int | str | None = None
+    set: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op}
+        for key in ("line", "text", "table", "row", "set"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    summary: str
+    edits: tuple[Edit, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "applicability": self.applicability,
+            "summary": self.summary,
+            "edits": [e.as_dict() for e in self.edits],
+        }
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    path: str
+    format: str
+    session: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+    row: int | str | None = None
+    table: str | None = None
+    position: int | None = None
+    engine: str | None = None
+    fix: Fix | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (
+            self.path,
+            self.session or "",
+            self.line if self.line is not None else -1,
+            str(self.row) if self.row is not None else "",
+            self.code,
+            self.message,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "path": self.path,
+            "format": self.format,
+            "session": self.session,
+            "location": {
+                "line": self.line,
+                "end_line": self.end_line,
+                "row": self.row,
+                "table": self.table,
+                "position": self.position,
+            },
+            "engine": self.engine,
+            "fix": self.fix.as_dict() if self.fix else None,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass
+class FileResult:
+    path: str
+    format: str | None
+    sessions: int = 0
+    records: int = 0
+    error: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "sessions": self.sessions,
+            "records": self.records,
+            "error": self.error,
+        }

@@ -1,0 +1,81 @@
+"""`tdoc replay`: open one store and print what its runtime would rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .model import TdocError
+from .stores import Options, open_store
+from .text import excerpt, terminal_safe
+
+
+def replay_path(path: str, options: Options, input_format: str | None = None) -> Any:
+    p = Path(path)
+    if not p.exists():
+        raise TdocError(f"{path}: no such file")
+    if p.is_dir():
+        raise TdocError(f"{path}: replay takes one store file, not a directory")
+    store = open_store(p, path, options, input_format)
+    try:
+        return store.replay(options)
+    finally:
+        store.close()
+
+
+def _message_text(m: dict[str, Any]) -> str:
+    content = m.get("content")
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for part in content or []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            pieces.append(part.get("text") or "")
+        elif kind in ("think", "reasoning"):
+            signed = " signed" if "encrypted" in part else ""
+            pieces.append(f"<think{signed}: {part.get('think') or part.get('text') or ''}>")
+        else:
+            pieces.append(f"<{kind}>")
+    return " ".join(pieces)
+
+
+def _print_messages(console: Console, title: str, messages: list[Any]) -> None:
+    console.print(Text(f"{title} ({len(messages)} messages)", style="bold"))
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        role = str(m.get("role", "?"))
+        line = Text(f"  {i:>4} {role:<9} ", style="cyan")
+        calls = m.get("toolCalls") or m.get("tool_calls") or []
+        tail = excerpt(_message_text(m).replace("\n", " "), 160)
+        if calls:
+            tail += f" [calls {len(calls)}]"
+        if m.get("partial"):
+            tail += " [partial]"
+        line.append(terminal_safe(tail))
+        console.print(line)
+
+
+def render_human(value: Any, console: Console) -> None:
+    """A readable view of one replay object (or a list of them, one per session)."""
+    for obj in value if isinstance(value, list) else [value]:
+        header = f"{obj.get('format', '?')}"
+        for key in ("engine", "session"):
+            if obj.get(key):
+                header += f"  {key} {obj[key]}"
+        console.print(Text(terminal_safe(header), style="bold magenta"))
+        if obj.get("crash"):
+            console.print(Text(terminal_safe(f"engine failed: {obj['crash']}"), style="red"))
+            continue
+        _print_messages(console, "history", obj.get("history") or [])
+        if obj.get("projection") is not None:
+            _print_messages(console, "projection", obj["projection"])
+        for key in ("anomalies", "strictAnomalies", "errors"):
+            if obj.get(key):
+                console.print(Text(terminal_safe(f"{key}: {obj[key]}"), style="yellow"))

@@ -1,0 +1,84 @@
+"""`--format human`: findings grouped by file, for a person at a terminal.
+
+Transcript text is never interpreted: everything is printed through `rich.text.Text` (no markup)
+after `terminal_safe` has escaped control characters.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from ..core import Report
+from ..model import FileResult, Finding
+from ..text import terminal_safe
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _where(f: Finding) -> str:
+    if f.line is not None:
+        return f"{f.path}:{f.line}" + (f"-{f.end_line}" if f.end_line and f.end_line != f.line else "")
+    if f.row is not None:
+        return f"{f.path}:{f.table or 'row'}#{f.row}"
+    return f.path
+
+
+def _finding_line(f: Finding) -> Text:
+    line = Text(no_wrap=False)
+    line.append(terminal_safe(_where(f)), style="bold")
+    line.append("  ")
+    line.append(f.code, style=_STYLE[f.severity])
+    line.append(f" {f.name} ", style="dim")
+    line.append(terminal_safe(f.message))
+    extras = []
+    if f.session:
+        extras.append(f"session {f.session}")
+    if f.engine:
+        extras.append(f"engine {f.engine}")
+    if f.fix:
+        extras.append(f"fix: {f.fix.applicability}")
+    if extras:
+        line.append(" [" + terminal_safe(", ".join(extras)) + "]", style="dim")
+    return line
+
+
+def _file_block(console: Console, fr: FileResult) -> None:
+    if fr.error:
+        console.print(Text(terminal_safe(f"{fr.path}: error: {fr.error}"), style="bold red"))
+        return
+    for f in fr.findings:
+        console.print(_finding_line(f))
+
+
+def _summary(report: Report) -> Text:
+    findings = report.findings
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
+    safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
+    unsafe = sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe")
+    errors = sum(1 for fr in report.files if fr.error)
+    text = Text()
+    if not findings:
+        text.append(f"No findings in {len(report.files)} file(s).", style="green")
+    else:
+        text.append(
+            f"Found {len(findings)} finding(s) in {len(report.files)} file(s): "
+            f"{counts['error']} error, {counts['warning']} warning, {counts['info']} info."
+        )
+        if safe:
+            text.append(f"\n{safe} fixable with `tdoc heal`")
+            text.append(f" ({unsafe} more with `--unsafe-fixes`)." if unsafe else ".")
+        elif unsafe:
+            text.append(f"\nNo safe fixes; {unsafe} fixable with `tdoc heal --unsafe-fixes`.")
+    if errors:
+        text.append(f"\n{errors} file(s) could not be read.", style="bold red")
+    return text
+
+
+def render(report: Report, out: TextIO) -> None:
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    for fr in report.files:
+        _file_block(console, fr)
+    console.print(_summary(report))

@@ -1,0 +1,111 @@
+"""What every store kind provides: detection, loading, replay, checks and healing.
+
+A store kind lives in its own subpackage of `transcript_doctor.stores` and exposes `KIND`, a
+`StoreKind`. Kinds are discovered by package scan, so adding one touches no shared file.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model import Finding
+
+
+@dataclass
+class Options:
+    """Everything `scan`, `replay` and `heal` pass down to a store."""
+
+    engine: str = "auto"  # kimi: auto | v1 | v2
+    deep: bool = False  # sqlite: integrity_check instead of quick_check
+    session: str | None = None
+
+
+@dataclass
+class HealOptions:
+    mode: str = "dry-run"  # dry-run | in-place | output
+    output: Path | None = None
+    diff: bool = False
+    unsafe_fixes: bool = False
+    backup_dir: Path | None = None
+    backup: bool = True
+    purge: bool = False  # hermes: delete rows instead of deactivating them
+
+
+@dataclass
+class HealResult:
+    """What a heal did (or would do) to one store."""
+
+    path: str
+    format: str
+    changed: bool = False
+    written: bool = False
+    applied: list[Finding] = field(default_factory=list)  # findings whose fix was applied
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # {code, line/row, reason}
+    edits: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    backup: str | None = None
+    output: str | None = None
+    diff: str | None = None  # unified diff (JSONL) or the SQL plan (databases)
+    remaining: list[Finding] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "changed": self.changed,
+            "written": self.written,
+            "output": self.output,
+            "backup": self.backup,
+            "fixed": [f.as_dict() for f in self.applied],
+            "skipped": self.skipped,
+            "edits": self.edits,
+            "warnings": self.warnings,
+            "remaining": [f.as_dict() for f in self.remaining],
+        }
+
+
+class Store(ABC):
+    """One loaded store (a file or database), ready for the rules."""
+
+    format: str = ""
+    system: str = ""
+
+    def __init__(self, path: Path, display: str) -> None:
+        self.path = path
+        self.display = display  # the path as the user named it, used in findings
+
+    @property
+    @abstractmethod
+    def session_count(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def record_count(self) -> int: ...
+
+    @abstractmethod
+    def replay(self, options: Options) -> Any:
+        """The JSON-able replay object(s) of CONTRACTS.md for this store."""
+
+    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        from ..model import TdocError
+
+        raise TdocError(f"{self.display}: heal is not supported for {self.format} stores")
+
+    def close(self) -> None:
+        """Release any handle the store holds."""
+
+
+class StoreKind(ABC):
+    format: str = ""
+    system: str = ""
+    jsonl: bool = False  # line-oriented text format (stdin '-' allowed)
+
+    @abstractmethod
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """Whether the file at `path` (whose first bytes are `head`) is this kind of store."""
+
+    @abstractmethod
+    def open(self, path: Path, display: str, options: Options) -> Store: ...

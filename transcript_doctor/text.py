@@ -1,0 +1,36 @@
+"""Text helpers shared by every layer: JS whitespace, excerpts, terminal-safe escaping."""
+
+from __future__ import annotations
+
+import re
+
+# ECMAScript String.prototype.trim() whitespace (WhiteSpace + LineTerminator), not str.strip()'s set.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+EXCERPT_CHARS = 200
+
+# C0/C1 controls (except tab/newline), DEL, and bidi/format characters that can reorder or hide text.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def js_trim(s: str) -> str:
+    return s.strip(JS_WHITESPACE)
+
+
+def is_blank(s: str | None) -> bool:
+    return not s or not js_trim(s)
+
+
+def excerpt(s: str, limit: int = EXCERPT_CHARS) -> str:
+    """At most `limit` characters of `s`, marked with an ellipsis when cut."""
+    return s if len(s) <= limit else s[: limit - 1] + "\u2026"
+
+
+def terminal_safe(s: str) -> str:
+    """Make model text inert for a terminal: escape control and bidi characters as \\uXXXX.
+
+    Rich markup is not interpreted by callers (they print with markup disabled or via Text).
+    """
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
