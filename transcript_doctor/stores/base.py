@@ -89,6 +89,14 @@ class Store(ABC):
     def replay(self, options: Options) -> Any:
         """The JSON-able replay object(s) of CONTRACTS.md for this store."""
 
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        """Map a provider-request index (a 400's `position N` / `messages.N`) back to its record.
+
+        Returns {"session", "line", "end_line", "row", "table", "role"} for the message at that
+        index of the projection the runtime would send, or None when there is no such message.
+        """
+        return None
+
     def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
         from ..model import TdocError
 
