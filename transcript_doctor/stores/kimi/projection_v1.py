@@ -1,0 +1,232 @@
+"""Engine v1 (`packages/agent-core`) projection: history -> request, as a chain of passes.
+
+Normal request: prepare+merge, adjacency repair, orphan drop. Strict resend adds the call/result
+dedupe before the adjacency repair, synthesizes every missing result, folds consecutive
+assistants, and drops leading non-user messages (reference §7.1). The dedupe, assistant-merge and
+leading-drop passes are also the tail of the v2 strict projection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .render import (
+    Item,
+    anomaly,
+    call_id,
+    calls_of,
+    drop_blank_texts,
+    has_tools,
+    is_mergeable_user,
+    is_placeholder,
+    joined_text,
+    non_text,
+    result_id,
+    sendable_content,
+    synthetic_result,
+    text_part,
+    wire_message,
+    with_calls,
+)
+from .vacuous import is_vacuous_content
+
+Anomalies = list[dict]
+
+
+# --------------------------------------------------------------------------- 1. prepare
+
+
+def keep_sendable(msg: dict, content: list, role: object, prefix: bool, out: Anomalies) -> bool:
+    """Whether a cleaned message is sent (both engines use the same rule).
+
+    Messages with tool calls or a tool list always go. An empty one is dropped silently; one made
+    only of vacuous parts is dropped and reported, except by a pre-fix build (`prefix`).
+    """
+    if calls_of(msg) or has_tools(msg):
+        return True
+    if not content:
+        return False
+    if not prefix and is_vacuous_content(content):
+        out.append(anomaly("vacuous_message_dropped", role=role))
+        return False
+    return True
+
+
+def _merge_users_v1(first: Item, second: Item) -> Item:
+    """v1 joins the two texts with a blank line even when one of them is empty."""
+    text = joined_text(first.content) + "\n\n" + joined_text(second.content)
+    content = [text_part(text), *non_text(first.content), *non_text(second.content)]
+    msg = {**first.msg, "content": content, "toolCalls": []}
+    return Item(msg, first.sources + second.sources, True)
+
+
+def prepare(history: list[dict], prefix: bool, out: Anomalies) -> list[Item]:
+    items: list[Item] = []
+    for index, msg in enumerate(history):
+        if msg.get("partial"):
+            continue
+        role = msg.get("role")
+        content = drop_blank_texts(sendable_content(msg), role, out)
+        if not keep_sendable(msg, content, role, prefix, out):
+            continue
+        item = Item(wire_message(msg, content), [index], is_mergeable_user(msg))
+        if items and items[-1].mergeable and item.mergeable:
+            items[-1] = _merge_users_v1(items[-1], item)
+        else:
+            items.append(item)
+    return items
+
+
+# --------------------------------------------------------------------------- 2. dedupe (strict)
+
+
+def _dedupe_assistant(item: Item, seen: set, prefix: bool, out: Anomalies) -> Item | None:
+    kept = []
+    for call in item.calls:
+        if call_id(call) in seen:
+            out.append(anomaly("duplicate_tool_call_dropped", toolCallId=call.get("id")))
+        else:
+            seen.add(call_id(call))
+            kept.append(call)
+    if len(kept) == len(item.calls):
+        return item
+    if kept or (item.content if prefix else not is_vacuous_content(item.content)):
+        return with_calls(item, kept)
+    if item.content:
+        out.append(anomaly("vacuous_message_dropped", role=item.role))
+    return None
+
+
+def dedupe(items: list[Item], prefix: bool, out: Anomalies, *, upgrade: bool = False) -> list[Item]:
+    """First occurrence of a call id wins; a second result for an id is dropped.
+
+    `upgrade` (v2): a later real result replaces a kept placeholder instead of being dropped.
+    """
+    seen_calls: set = set()
+    answered: dict = {}  # result id -> index in `result`
+    result: list[Item] = []
+    for item in items:
+        if item.role == "assistant" and item.calls:
+            kept = _dedupe_assistant(item, seen_calls, prefix, out)
+            if kept is not None:
+                result.append(kept)
+            continue
+        rid = result_id(item.msg)
+        if item.role != "tool" or rid is None:
+            result.append(item)
+        elif rid not in answered:
+            answered[rid] = len(result)
+            result.append(item)
+        elif upgrade and is_placeholder(result[answered[rid]]) and not is_placeholder(item):
+            result[answered[rid]] = item
+        else:
+            out.append(anomaly("duplicate_tool_result_dropped", toolCallId=item.msg.get("toolCallId")))
+    return result
+
+
+# --------------------------------------------------------------------------- 3. adjacency
+
+
+def _pull_results(items: list[Item], start: int, pending: list, used: set[int], out: Anomalies):
+    """Move the results for `pending` ids up behind their assistant, in record order."""
+    pulled: list[Item] = []
+    passed_other = False
+    for j in range(start, len(items)):
+        if not pending:
+            break
+        if j in used:
+            continue
+        candidate = items[j]
+        rid = result_id(candidate.msg)
+        if candidate.role == "tool" and rid is not None and rid in pending:
+            if passed_other:
+                out.append(anomaly("tool_result_reordered", toolCallId=candidate.msg.get("toolCallId")))
+            pending.remove(rid)
+            used.add(j)
+            pulled.append(candidate)
+        else:
+            passed_other = True
+    return pulled
+
+
+def _missing_results(item: Item, pending: list, trailing: bool, out: Anomalies) -> list[Item]:
+    ids = {call_id(c): c.get("id") for c in item.calls}
+    placeholders = []
+    for key in pending:
+        out.append(anomaly("tool_result_synthesized", toolCallId=ids[key], trailing=trailing))
+        placeholders.append(synthetic_result(ids[key]))
+    return placeholders
+
+
+def repair_adjacency(items: list[Item], synthesize: bool, out: Anomalies) -> list[Item]:
+    last = max((i for i, it in enumerate(items) if it.role != "tool"), default=-1)
+    used: set[int] = set()
+    result: list[Item] = []
+    for index, item in enumerate(items):
+        if index in used:
+            continue
+        result.append(item)
+        if item.role != "assistant" or not item.calls:
+            continue
+        pending = [call_id(c) for c in item.calls]
+        result += _pull_results(items, index + 1, pending, used, out)
+        if pending and (synthesize or index < last):
+            result += _missing_results(item, pending, index >= last, out)
+    return result
+
+
+# --------------------------------------------------------------------------- 4-6. the rest
+
+
+def merge_assistants(items: list[Item], out: Anomalies) -> list[Item]:
+    result: list[Item] = []
+    for item in items:
+        if result and result[-1].role == "assistant" and item.role == "assistant":
+            prev = result[-1]
+            msg = {**prev.msg, "content": prev.content + item.content,
+                   "toolCalls": prev.calls + item.calls}
+            result[-1] = Item(msg, prev.sources + item.sources)
+            out.append(anomaly("consecutive_assistants_merged"))
+        else:
+            result.append(item)
+    return result
+
+
+def drop_orphans(items: list[Item], out: Anomalies) -> list[Item]:
+    called = {call_id(c) for it in items if it.role == "assistant" for c in it.calls}
+    result = []
+    for item in items:
+        rid = result_id(item.msg)
+        if item.role == "tool" and rid is not None and rid not in called:
+            out.append(anomaly("orphan_tool_result_dropped", toolCallId=item.msg.get("toolCallId")))
+        else:
+            result.append(item)
+    return result
+
+
+def drop_leading_non_user(items: list[Item], out: Anomalies) -> list[Item]:
+    for index, item in enumerate(items):
+        if item.role == "user":
+            return items[index:]
+        out.append(anomaly("leading_non_user_dropped", role=item.role))
+    return []
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def project_v1(history: list[dict], strict: bool, prefix: bool) -> tuple[list[Item], Anomalies]:
+    out: Anomalies = []
+    items = prepare(history, prefix, out)
+    passes: list[Callable[[list[Item]], list[Item]]] = []
+    if strict:
+        passes.append(lambda its: dedupe(its, prefix, out))
+    passes.append(lambda its: repair_adjacency(its, strict, out))
+    if strict:
+        passes.append(lambda its: merge_assistants(its, out))
+    passes.append(lambda its: drop_orphans(its, out))
+    if strict:
+        passes.append(lambda its: drop_leading_non_user(its, out))
+    for run in passes:
+        items = run(items)
+    return items, out

@@ -1,0 +1,172 @@
+"""Engine v2 (`packages/agent-core-v2`) projection: pairing, then flattening (reference §7.2).
+
+Pairing walks the history once and attaches every tool result to the open call it answers (or
+drops it as an orphan); flattening emits blocks, merging runs of user prompts and giving every
+call exactly one result in call order. The strict resend is dedupe -> assistant merge -> leading
+drop on top of that, with the passes shared with v1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .projection_v1 import dedupe, drop_leading_non_user, keep_sendable, merge_assistants
+from .render import (
+    Item,
+    anomaly,
+    call_id,
+    drop_blank_texts,
+    is_mergeable_user,
+    joined_text,
+    non_text,
+    result_id,
+    sendable_content,
+    synthetic_result,
+    text_part,
+    wire_message,
+)
+
+Anomalies = list[dict]
+
+
+@dataclass
+class Exchange:
+    """An assistant with tool calls and the results paired to it so far (by call key)."""
+
+    item: Item
+    owner: int  # history index of the assistant
+    results: dict = field(default_factory=dict)
+
+
+@dataclass
+class OpenCall:
+    exchange: Exchange
+    foreign_seen: bool = False
+
+
+Block = Item | Exchange
+
+
+@dataclass
+class Pairing:
+    last: int  # history index of the last sent non-tool message
+    sizing: bool  # no real assistant yet: tool messages are plain messages
+    prefix: bool
+    out: Anomalies
+    blocks: list[Block] = field(default_factory=list)
+    open: dict[Any, OpenCall] = field(default_factory=dict)
+
+    def see_foreign(self) -> None:
+        for call in self.open.values():
+            call.foreign_seen = True
+
+    def attach(self, index: int, msg: dict) -> None:
+        """A tool result: pair it with its open call, or drop it as an orphan."""
+        rid = result_id(msg)
+        if rid is None:
+            return
+        call = self.open.pop(rid, None)
+        if call is None:
+            self.see_foreign()
+            self.out.append(anomaly("orphan_tool_result_dropped", toolCallId=msg.get("toolCallId")))
+            return
+        content = drop_blank_texts(sendable_content(msg), "tool", self.out)
+        call.exchange.results[rid] = Item(wire_message(msg, content), [index])
+        if call.foreign_seen:
+            self.out.append(anomaly("tool_result_reordered", toolCallId=msg.get("toolCallId")))
+
+    def add(self, index: int, msg: dict) -> None:
+        """Any other message: a plain block, or an exchange that opens its calls."""
+        role = msg.get("role")
+        content = drop_blank_texts(sendable_content(msg), role, self.out)
+        if not keep_sendable(msg, content, role, self.prefix, self.out):
+            return
+        self.see_foreign()
+        item = Item(wire_message(msg, content), [index], is_mergeable_user(msg))
+        if not item.calls:
+            self.blocks.append(item)
+            return
+        exchange = Exchange(item, index)
+        for call in item.calls:
+            self._reopen(call)
+            self.open[call_id(call)] = OpenCall(exchange)
+        self.blocks.append(exchange)
+
+    def _reopen(self, call: dict) -> None:
+        """A call id reused while still open: the earlier call gets a placeholder now."""
+        earlier = self.open.pop(call_id(call), None)
+        if earlier is None:
+            return
+        earlier.exchange.results[call_id(call)] = synthetic_result(call.get("id"))
+        trailing = earlier.exchange.owner >= self.last
+        self.out.append(anomaly("tool_result_synthesized", toolCallId=call.get("id"), trailing=trailing))
+
+
+def _pair(history: list[dict], prefix: bool, out: Anomalies) -> Pairing:
+    sent = [(i, m) for i, m in enumerate(history) if not m.get("partial")]
+    sizing = not any(m.get("role") == "assistant" for _, m in sent)
+    last = max((i for i, m in sent if m.get("role") != "tool"), default=-1)
+    pairing = Pairing(last, sizing, prefix, out)
+    for index, msg in sent:
+        if msg.get("role") == "tool" and not sizing:
+            pairing.attach(index, msg)
+        else:
+            pairing.add(index, msg)
+    return pairing
+
+
+# --------------------------------------------------------------------------- flattening
+
+
+def _merge_users_v2(group: list[Item]) -> Item:
+    """Only non-empty texts are joined; with no text at all there is no text part."""
+    texts = [t for t in (joined_text(it.content) for it in group) if t]
+    content = [text_part("\n\n".join(texts))] if texts else []
+    content += [p for it in group for p in non_text(it.content)]
+    msg = {**group[0].msg, "content": content, "toolCalls": []}
+    return Item(msg, [s for it in group for s in it.sources], True)
+
+
+def _emit_exchange(exchange: Exchange, last: int, out: Anomalies) -> list[Item]:
+    emitted = [exchange.item]
+    for call in exchange.item.calls:
+        result = exchange.results.get(call_id(call))
+        if result is None:
+            trailing = exchange.owner >= last
+            out.append(anomaly("tool_result_synthesized", toolCallId=call.get("id"), trailing=trailing))
+            result = exchange.results[call_id(call)] = synthetic_result(call.get("id"))
+        emitted.append(result)
+    return emitted
+
+
+def _flatten(pairing: Pairing) -> list[Item]:
+    items: list[Item] = []
+    group: list[Item] = []
+
+    def close_group() -> None:
+        if group:
+            items.append(group[0] if len(group) == 1 else _merge_users_v2(group))
+            group.clear()
+
+    for block in pairing.blocks:
+        if isinstance(block, Item) and block.mergeable:
+            group.append(block)
+            continue
+        close_group()
+        if isinstance(block, Exchange):
+            items += _emit_exchange(block, pairing.last, pairing.out)
+        else:
+            items.append(block)
+    close_group()
+    return items
+
+
+def project_v2(history: list[dict], strict: bool, prefix: bool) -> tuple[list[Item], Anomalies]:
+    out: Anomalies = []
+    items = _flatten(_pair(history, prefix, out))
+    if strict:
+        items = dedupe(items, prefix, out, upgrade=True)
+        items = merge_assistants(items, out)
+        items = drop_leading_non_user(items, out)
+    return items, out

@@ -1,0 +1,44 @@
+"""Which kimi-code content parts carry nothing a provider can use (reference §3).
+
+Shared by the history folds (v2 drops a settled step whose parts are all vacuous) and by the
+request projection (both engines drop vacuous messages since PR #1968).
+
+Whitespace is the ECMAScript `trim()` set (`text.js_trim`), never `str.strip`. A think part is
+*signed* as soon as its `encrypted` key exists, whatever the value (`null` and `""` included);
+only a missing key makes it unsigned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from transcript_doctor.text import js_trim
+
+
+def _blank(value: Any) -> bool:
+    """A missing or non-string field counts as empty text; otherwise JS-trim it."""
+    return not isinstance(value, str) or js_trim(value) == ""
+
+
+def is_blank_text(part: Any) -> bool:
+    """A text part whose text is empty or whitespace only."""
+    return isinstance(part, dict) and part.get("type") == "text" and _blank(part.get("text"))
+
+
+def is_vacuous_part(part: Any) -> bool:
+    """Blank text, or an unsigned think part with blank thinking. Media is never vacuous."""
+    if not isinstance(part, dict):
+        return False
+    kind = part.get("type")
+    if kind == "text":
+        return _blank(part.get("text"))
+    if kind == "think":
+        return "encrypted" not in part and _blank(part.get("think"))
+    return False
+
+
+def is_vacuous_content(parts: Iterable[Any]) -> bool:
+    """Every part is vacuous. An empty list is vacuous too (that is what the v2 fold needs;
+    the projection tells "empty" and "all vacuous" apart itself)."""
+    return all(is_vacuous_part(p) for p in parts)
