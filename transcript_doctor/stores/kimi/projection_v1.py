@@ -168,7 +168,7 @@ def repair_adjacency(items: list[Item], synthesize: bool, out: Anomalies) -> lis
         result.append(item)
         if item.role != "assistant" or not item.calls:
             continue
-        pending = [call_id(c) for c in item.calls]
+        pending = list(dict.fromkeys(call_id(c) for c in item.calls))  # a repeated id waits once
         result += _pull_results(items, index + 1, pending, used, out)
         if pending and (synthesize or index < last):
             result += _missing_results(item, pending, index >= last, out)

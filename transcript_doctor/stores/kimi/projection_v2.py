@@ -32,17 +32,21 @@ Anomalies = list[dict]
 
 @dataclass
 class Exchange:
-    """An assistant with tool calls and the results paired to it so far (by call key)."""
+    """An assistant with tool calls and, per call slot, the result paired to it so far."""
 
     item: Item
     owner: int  # history index of the assistant
-    results: dict = field(default_factory=dict)
+    results: list[Item | None] = field(default_factory=list)
 
 
 @dataclass
 class OpenCall:
     exchange: Exchange
+    slot: int  # index of the call in the assistant's toolCalls
     foreign_seen: bool = False
+
+    def answer(self, result: Item) -> None:
+        self.exchange.results[self.slot] = result
 
 
 Block = Item | Exchange
@@ -72,7 +76,7 @@ class Pairing:
             self.out.append(anomaly("orphan_tool_result_dropped", toolCallId=msg.get("toolCallId")))
             return
         content = drop_blank_texts(sendable_content(msg), "tool", self.out)
-        call.exchange.results[rid] = Item(wire_message(msg, content), [index])
+        call.answer(Item(wire_message(msg, content), [index]))
         if call.foreign_seen:
             self.out.append(anomaly("tool_result_reordered", toolCallId=msg.get("toolCallId")))
 
@@ -87,18 +91,19 @@ class Pairing:
         if not item.calls:
             self.blocks.append(item)
             return
-        exchange = Exchange(item, index)
-        for call in item.calls:
+        exchange = Exchange(item, index, [None] * len(item.calls))
+        for slot, call in enumerate(item.calls):
             self._reopen(call)
-            self.open[call_id(call)] = OpenCall(exchange)
+            self.open[call_id(call)] = OpenCall(exchange, slot)
         self.blocks.append(exchange)
 
     def _reopen(self, call: dict) -> None:
-        """A call id reused while still open: the earlier call gets a placeholder now."""
+        """A call id reused while still open (even in the same assistant): the earlier call
+        gets a placeholder now."""
         earlier = self.open.pop(call_id(call), None)
         if earlier is None:
             return
-        earlier.exchange.results[call_id(call)] = synthetic_result(call.get("id"))
+        earlier.answer(synthetic_result(call.get("id")))
         trailing = earlier.exchange.owner >= self.last
         self.out.append(anomaly("tool_result_synthesized", toolCallId=call.get("id"), trailing=trailing))
 
@@ -130,12 +135,11 @@ def _merge_users_v2(group: list[Item]) -> Item:
 
 def _emit_exchange(exchange: Exchange, last: int, out: Anomalies) -> list[Item]:
     emitted = [exchange.item]
-    for call in exchange.item.calls:
-        result = exchange.results.get(call_id(call))
+    for call, result in zip(exchange.item.calls, exchange.results):
         if result is None:
             trailing = exchange.owner >= last
             out.append(anomaly("tool_result_synthesized", toolCallId=call.get("id"), trailing=trailing))
-            result = exchange.results[call_id(call)] = synthetic_result(call.get("id"))
+            result = synthetic_result(call.get("id"))
         emitted.append(result)
     return emitted
 
