@@ -1,0 +1,248 @@
+"""Compaction shapes shared by both kimi-code engines: token estimate, user-message selection,
+summary and elision messages, and the transcript's `foldedLength` recovery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsnum import js_stringify
+
+MAX_USER_TOKENS = 20000
+HEAD_USER_TOKENS = 2000
+MEDIA_TOKENS = 2000
+ELISION_VARIANT = "compaction_elision"
+NO_SUMMARY = "(no summary available)"
+Msg = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- predicates
+
+
+def origin_kind(m: Msg) -> str | None:
+    origin = m.get("origin")
+    return origin.get("kind") if isinstance(origin, dict) else None
+
+
+def is_injection(m: Msg) -> bool:
+    return origin_kind(m) == "injection"
+
+
+def is_real_user_input(m: Msg) -> bool:
+    """The undo anchor: a prompt a person typed (or a slash command they ran)."""
+    if m.get("role") != "user":
+        return False
+    origin = m.get("origin")
+    if not isinstance(origin, dict):
+        return True
+    kind = origin.get("kind")
+    if kind is None or kind == "user":
+        return True
+    return kind in ("skill_activation", "plugin_command") and origin.get("trigger") == "user-slash"
+
+
+def is_compactable(m: Msg) -> bool:
+    return is_real_user_input(m) and origin_kind(m) != "compaction_summary"
+
+
+# --------------------------------------------------------------------------- token estimate
+
+
+def est_text(text: str) -> int:
+    ascii_count = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
+    return -(-ascii_count // 4) + (len(text) - ascii_count)
+
+
+def est_part(part: Any) -> int:
+    if not isinstance(part, dict):
+        return 0
+    kind = part.get("type")
+    if kind == "text":
+        return est_text(_str(part.get("text")))
+    if kind == "think":
+        return est_text(_str(part.get("think")))
+    if kind in ("image_url", "audio_url", "video_url"):
+        return MEDIA_TOKENS
+    return 0
+
+
+def est_message(m: Msg) -> int:
+    total = est_text(_str(m.get("role")))
+    for part in m.get("content") or ():
+        total += est_part(part)
+    for call in m.get("toolCalls") or ():
+        if isinstance(call, dict):
+            total += est_text(_str(call.get("name"))) + est_text(js_stringify(call.get("arguments")))
+    return total
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+# --------------------------------------------------------------------------- truncation
+
+
+def _text_of(m: Msg) -> str:
+    return "".join(_str(p.get("text")) for p in m.get("content") or () if isinstance(p, dict) and p.get("type") == "text")
+
+
+def _prefix_within(text: str, budget: int) -> str:
+    """The longest beginning of `text` whose estimate stays within `budget`."""
+    ascii_count = other = 0
+    for i, ch in enumerate(text):
+        if ord(ch) <= 127:
+            ascii_count += 1
+        else:
+            other += 1
+        if -(-ascii_count // 4) + other > budget:
+            return text[:i]
+    return text
+
+
+def _suffix_within(text: str, budget: int) -> str:
+    """The longest end of `text` whose estimate stays within `budget`."""
+    return _prefix_within(text[::-1], budget)[::-1]
+
+
+def truncated(m: Msg, text: str) -> Msg:
+    copy = dict(m)
+    copy["content"] = [{"type": "text", "text": text}]
+    copy["toolCalls"] = []
+    return copy
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass
+class Selection:
+    head: list[Msg] = field(default_factory=list)
+    tail: list[Msg] = field(default_factory=list)
+    elided: bool = False
+    omitted: int = 0
+
+
+def select_recent(messages: list[Msg], budget: int = MAX_USER_TOKENS) -> list[Msg]:
+    """Tail-only selection: newest first while budget remains; the boundary keeps its beginning."""
+    picked: list[Msg] = []
+    remaining = budget
+    for m in reversed(messages):
+        if remaining <= 0:
+            break
+        cost = est_message(m)
+        if cost <= remaining:
+            picked.append(m)
+            remaining -= cost
+        else:
+            picked.append(truncated(m, _prefix_within(_text_of(m), remaining)))
+            break
+    picked.reverse()
+    return picked
+
+
+def select_head_tail(
+    messages: list[Msg], budget: int = MAX_USER_TOKENS, head_budget: int = HEAD_USER_TOKENS
+) -> Selection:
+    """Head/tail selection: the oldest input and the most recent, with the middle elided."""
+    costs = [est_message(m) for m in messages]
+    total = sum(costs)
+    if total <= budget:
+        return Selection(tail=list(messages))
+    tail: list[Msg] = []
+    remaining = budget - head_budget
+    i = len(messages) - 1
+    candidates: list[Msg] = []
+    while i >= 0 and remaining > 0:
+        if costs[i] <= remaining:
+            tail.append(messages[i])
+            remaining -= costs[i]
+            i -= 1
+            continue
+        text = _text_of(messages[i])
+        end = _suffix_within(text, remaining)
+        tail.append(truncated(messages[i], end))
+        rest = text[: len(text) - len(end)]
+        candidates = [*messages[:i], truncated(messages[i], rest)]
+        i = -2
+    if i != -2:
+        candidates = list(messages[: i + 1])
+    tail.reverse()
+    head = select_oldest(candidates, head_budget)
+    kept = sum(est_message(m) for m in head + tail)
+    return Selection(head=head, tail=tail, elided=True, omitted=max(0, total - kept))
+
+
+def select_oldest(messages: list[Msg], budget: int) -> list[Msg]:
+    picked: list[Msg] = []
+    remaining = budget
+    for m in messages:
+        if remaining <= 0:
+            break
+        cost = est_message(m)
+        if cost <= remaining:
+            picked.append(m)
+            remaining -= cost
+        else:
+            picked.append(truncated(m, _prefix_within(_text_of(m), remaining)))
+            break
+    return picked
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def summary_message(text: str) -> Msg:
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "toolCalls": [],
+        "origin": {"kind": "compaction_summary"},
+    }
+
+
+def elision_message(omitted: int) -> Msg:
+    text = (
+        "<system-reminder>\nSome of this conversation's user messages were omitted here during compaction: "
+        "the messages above this note are the oldest user input, the messages below are the most recent, "
+        f"and roughly {omitted} tokens in between were dropped. The omitted content is covered by the "
+        "compaction summary at the end of the conversation.\n</system-reminder>"
+    )
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "toolCalls": [],
+        "origin": {"kind": "injection", "variant": ELISION_VARIANT},
+    }
+
+
+def live_summary_text(record: Msg) -> str:
+    """Live folds read `contextSummary ?? summary`."""
+    value = record.get("contextSummary")
+    if value is None:
+        value = record.get("summary")
+    return value if isinstance(value, str) else ""
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def kept_users_shape(selection: Selection, summary: Msg) -> list[Msg]:
+    out = list(selection.head)
+    if selection.elided:
+        out.append(elision_message(selection.omitted))
+    out.extend(selection.tail)
+    out.append(summary)
+    return out
+
+
+def recover_folded_length(record: Msg, users_since_clear: list[Msg], folded: int) -> int:
+    """The live length a transcript believes follows a compaction record (same in v1 and v2)."""
+    kept = record.get("keptUserMessageCount")
+    if is_number(kept):
+        return int(kept) + (1 if record.get("keptHeadUserMessageCount") is None else 2)
+    count = record.get("compactedCount")
+    if is_number(count) and count < folded:
+        return int(1 + (folded - count))
+    return len(select_recent(users_since_clear)) + 1

@@ -1,0 +1,193 @@
+"""Engine v1 (agent-core `ContextMemory`): the live history, record by record.
+
+v1 never drops a step: every `step.begin` pushes an assistant that stays. A loop event for a step
+that is not open is an error that makes the real engine refuse the whole session; tdoc records
+it in `errors` and skips the record. The end of a resume closes pending calls and flushes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import compaction as cx
+from .messages import Msg, appended, interrupted_message, is_swarm_reminder, step_assistant, tool_call, tool_message
+
+
+class EngineCrash(Exception):
+    """The engine's replay throws outright (not a per-record resume error)."""
+
+
+class EngineV1:
+    name = "v1"
+
+    def __init__(self) -> None:
+        self.history: list[Msg] = []
+        self.errors: list[str] = []
+        self.error_lines: list[int] = []
+        self.open_steps: dict[Any, Msg] = {}
+        self.pending: dict[Any, None] = {}
+        self.deferred: list[Msg] = []
+        self.swarm_trigger: Any = None
+        self.seen_header = False
+
+    def reset(self) -> None:
+        self.open_steps.clear()
+        self.pending.clear()
+        self.deferred = []
+
+    def error(self, line: int, text: str) -> None:
+        self.errors.append(f"line {line}: {text}")
+        self.error_lines.append(line)
+
+    # -- records ---------------------------------------------------------------------------
+
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+        if rtype == "swarm_mode.enter":
+            self.swarm_trigger = data.get("trigger")
+            return
+        op = _OPS.get(rtype)  # type: ignore[arg-type]
+        if op:
+            op(self, data, line)
+
+    def _append_message(self, data: dict[str, Any], line: int) -> None:
+        msg = appended(data.get("message"), line)
+        if self.pending:
+            self.deferred.append(msg)
+        else:
+            self.history.append(msg)
+
+    def _loop_event(self, data: dict[str, Any], line: int) -> None:
+        event = data.get("event")
+        if not isinstance(event, dict):
+            self.error(line, "loop event record without an event object")
+            return
+        handler = _EVENTS.get(event.get("type"))
+        if handler:
+            handler(self, event, line)
+
+    def _clear(self, data: dict[str, Any], line: int) -> None:
+        self.history.clear()
+        self.reset()
+
+    def _undo(self, data: dict[str, Any], line: int) -> None:
+        count = data.get("count")
+        remaining = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        i = len(self.history) - 1
+        while i >= 0 and remaining > 0:
+            m = self.history[i]
+            if cx.is_injection(m):
+                i -= 1
+                continue
+            if cx.origin_kind(m) == "compaction_summary":
+                break
+            del self.history[i]
+            if cx.is_real_user_input(m):
+                remaining -= 1
+            i -= 1
+        self.reset()
+
+    def _compaction(self, data: dict[str, Any], line: int) -> None:
+        self.history[:] = compaction_shape_v1(self.history, data, line)
+        self.reset()
+
+    def _swarm_exit(self, data: dict[str, Any], line: int) -> None:
+        if self.swarm_trigger is None or self.swarm_trigger == "tool":
+            return
+        if self.deferred and is_swarm_reminder(self.deferred[-1]):
+            self.deferred.pop()
+        elif self.history and is_swarm_reminder(self.history[-1]):
+            self.history.pop()
+
+    # -- loop events -----------------------------------------------------------------------
+
+    def _step_begin(self, event: dict[str, Any], line: int) -> None:
+        self.close_pending()
+        msg = step_assistant(event.get("uuid"), line, partial=False)
+        self.history.append(msg)
+        self.open_steps[event.get("uuid")] = msg
+
+    def _step_end(self, event: dict[str, Any], line: int) -> None:
+        self.open_steps.pop(event.get("uuid"), None)
+        self.flush()
+
+    def _content_part(self, event: dict[str, Any], line: int) -> None:
+        msg = self._step_for(event, line, "content part")
+        if msg is not None:
+            msg["content"].append(event.get("part"))
+
+    def _tool_call(self, event: dict[str, Any], line: int) -> None:
+        msg = self._step_for(event, line, "tool call")
+        if msg is not None:
+            msg["toolCalls"].append(tool_call(event))
+            self.pending[event.get("toolCallId")] = None
+
+    def _tool_result(self, event: dict[str, Any], line: int) -> None:
+        call_id = event.get("toolCallId")
+        if call_id not in self.pending:
+            return
+        del self.pending[call_id]
+        self.history.append(tool_message(event, line))
+        self.flush()
+
+    def _step_for(self, event: dict[str, Any], line: int, what: str) -> Msg | None:
+        msg = self.open_steps.get(event.get("stepUuid"))
+        if msg is None:
+            self.error(line, f"{what} for step {event.get('stepUuid')!r}, which is not open")
+        return msg
+
+    # -- pending and deferred ----------------------------------------------------------------
+
+    def close_pending(self) -> None:
+        """Interrupted results for every pending call (as a live resume writes them)."""
+        for call_id in list(self.pending):
+            del self.pending[call_id]
+            self.history.append(interrupted_message(call_id))
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending and self.deferred:
+            self.history.extend(self.deferred)
+            self.deferred = []
+
+    def finish(self) -> None:
+        """End of resume: close still-pending calls and flush deferred messages."""
+        self.close_pending()
+        self.flush()
+
+
+def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int) -> list[Msg]:
+    summary_obj = record.get("summary")
+    if isinstance(summary_obj, dict):
+        raise EngineCrash(f"line {line}: compaction summary is a message object, which v1 cannot read")
+    summary = cx.summary_message(cx.live_summary_text(record))
+    summary["_src"] = ("rec", line)
+    count = record.get("compactedCount")
+    if "keptUserMessageCount" not in record and cx.is_number(count) and count < len(history):
+        return [summary, *history[max(int(count), 0) :]]
+    users = [m for m in history if cx.is_compactable(m)]
+    if record.get("keptHeadUserMessageCount") is None:
+        selection = cx.Selection(tail=cx.select_recent(users))
+    else:
+        selection = cx.select_head_tail(users)
+    shape = cx.kept_users_shape(selection, summary)
+    for m in shape:
+        m.setdefault("_src", ("rec", line))
+    return shape
+
+
+_OPS: dict[str, Callable[[EngineV1, dict[str, Any], int], None]] = {
+    "context.append_message": EngineV1._append_message,
+    "context.append_loop_event": EngineV1._loop_event,
+    "context.clear": EngineV1._clear,
+    "context.undo": EngineV1._undo,
+    "context.apply_compaction": EngineV1._compaction,
+    "swarm_mode.exit": EngineV1._swarm_exit,
+}
+_EVENTS: dict[str, Callable[[EngineV1, dict[str, Any], int], None]] = {
+    "step.begin": EngineV1._step_begin,
+    "step.end": EngineV1._step_end,
+    "content.part": EngineV1._content_part,
+    "tool.call": EngineV1._tool_call,
+    "tool.result": EngineV1._tool_result,
+}

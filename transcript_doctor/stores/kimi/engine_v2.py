@@ -1,0 +1,134 @@
+"""Engine v2 (agent-core-v2): the live history, record by record.
+
+The loop-event fold drops settled vacuous steps; `context.*` records run the v2 context
+operations (undo with the fully-undoable precheck, legacy/kept-users compaction, clear,
+swarm-mode exit). There is no settle at the end of a replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import compaction as cx
+from .fold import LoopFold, Sink
+from .messages import Msg, appended, is_swarm_reminder
+from .records import is_valid_v2
+
+
+class EngineV2:
+    name = "v2"
+
+    def __init__(self, agent_id: str | None = None, on_drop: Callable[[Any, int], None] | None = None) -> None:
+        self.history: list[Msg] = []
+        self.fold = LoopFold(Sink(self.history), on_drop)
+        self.agent_id = agent_id
+        self.skipped: list[int] = []  # lines of records v2 skips (schema or agent mismatch)
+
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+        if rtype not in _OPS:
+            return
+        if not is_valid_v2(rtype, data) or not self._same_agent(data):
+            self.skipped.append(line)
+            return
+        _OPS[rtype](self, data, line)
+
+    def _same_agent(self, data: dict[str, Any]) -> bool:
+        agent = data.get("agentId")
+        return agent is None or self.agent_id is None or agent == self.agent_id
+
+    def _append_message(self, data: dict[str, Any], line: int) -> None:
+        self.fold.append_message(appended(data.get("message"), line))
+
+    def _loop_event(self, data: dict[str, Any], line: int) -> None:
+        self.fold.event(data["event"], line)
+
+    def _clear(self, data: dict[str, Any], line: int) -> None:
+        if self.history:
+            self.history.clear()
+            self.fold.reset()
+
+    def _undo(self, data: dict[str, Any], line: int) -> None:
+        if not self.history:
+            return
+        cut = undo_cut(self.history, data["count"])
+        if cut is not None:
+            del self.history[cut:]
+            self.fold.reset()
+
+    def _compaction(self, data: dict[str, Any], line: int) -> None:
+        self.history[:] = compaction_shape_v2(self.history, data, line)
+        self.fold.reset()
+
+    def _swarm_exit(self, data: dict[str, Any], line: int) -> None:
+        if self.history and is_swarm_reminder(self.history[-1]):
+            self.history.pop()
+            self.fold.reset()
+
+    def next_request_history(self) -> list[Msg]:
+        """What the live loop projects: the history after a synthetic settle (step.begin)."""
+        return [m for m in self.history if not m.get("partial")] + list(self.fold.deferred)
+
+
+def undo_cut(history: list[Msg], count: int) -> int | None:
+    """Index to cut the history at for `undo count`, or None when it is not fully undoable."""
+    remaining, removed, cut = count, 0, -1
+    i = len(history) - 1
+    while i >= 0 and remaining > 0:
+        m = history[i]
+        if cx.is_injection(m):
+            i -= 1
+            continue
+        if cx.origin_kind(m) == "compaction_summary":
+            break
+        if cx.is_real_user_input(m):
+            remaining -= 1
+            removed += 1
+            cut = i
+            owner = m.get("id")
+            while owner is not None and cut > 0 and _owned_injection(history[cut - 1], owner):
+                cut -= 1
+            i = cut
+        i -= 1
+    return cut if cut >= 0 and removed >= count else None
+
+
+def _owned_injection(m: Msg, owner: Any) -> bool:
+    origin = m.get("origin")
+    return cx.is_injection(m) and isinstance(origin, dict) and origin.get("ownerPromptId") == owner
+
+
+def compaction_shape_v2(history: list[Msg], record: dict[str, Any], line: int) -> list[Msg]:
+    summary_obj = record.get("summary")
+    legacy = record.get("legacyTail")
+    if not isinstance(legacy, bool):
+        legacy = not cx.is_number(record.get("keptUserMessageCount"))
+    if isinstance(summary_obj, dict):
+        summary = dict(summary_obj)
+    else:
+        summary = cx.summary_message(cx.live_summary_text(record))
+    summary["_src"] = ("rec", line)
+    if legacy:
+        start = record.get("compactedCount")
+        if not cx.is_number(start):
+            start = record.get("count")
+        start = int(start) if cx.is_number(start) else 0
+        return [summary, *history[max(start, 0) :]]
+    selection = cx.select_head_tail([m for m in history if cx.is_compactable(m)])
+    return _tag(cx.kept_users_shape(selection, summary), line)
+
+
+def _tag(messages: list[Msg], line: int) -> list[Msg]:
+    for m in messages:
+        m.setdefault("_src", ("rec", line))
+    return messages
+
+
+_OPS: dict[str, Callable[[EngineV2, dict[str, Any], int], None]] = {
+    "context.append_message": EngineV2._append_message,
+    "context.append_loop_event": EngineV2._loop_event,
+    "context.clear": EngineV2._clear,
+    "context.undo": EngineV2._undo,
+    "context.apply_compaction": EngineV2._compaction,
+    "swarm_mode.exit": EngineV2._swarm_exit,
+}

@@ -1,0 +1,66 @@
+"""`JSON.stringify` as JavaScript does it: compact, key order kept, JS number formatting."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+_encode_str = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def js_number(value: float) -> str:
+    """Number.prototype.toString for doubles (JSON.stringify writes NaN/Infinity as null)."""
+    if math.isnan(value) or math.isinf(value):
+        return "null"
+    if value == int(value) and abs(value) < 1e16:
+        return str(int(value))
+    text = repr(value)  # the shortest round-trip digits, as JS uses
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    exp = int(exponent)
+    sign = "-" if mantissa.startswith("-") else ""
+    digits = mantissa.lstrip("-").replace(".", "")
+    if 0 <= exp < 21:
+        whole = exp + 1
+        if len(digits) <= whole:
+            return sign + digits + "0" * (whole - len(digits))
+        return f"{sign}{digits[:whole]}.{digits[whole:]}"
+    if -7 < exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    return f"{mantissa}e{'+' if exp > 0 else '-'}{abs(exp)}"
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) < 4294967295
+
+
+def js_key_order(obj: dict[str, Any]) -> list[str]:
+    """JS property order: array-index keys ascending first, then the others as inserted."""
+    keys = [str(k) for k in obj]
+    indices = sorted((k for k in keys if _is_array_index(k)), key=int)
+    if not indices:
+        return keys
+    return indices + [k for k in keys if not _is_array_index(k)]
+
+
+def js_stringify(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _encode_str(value)
+    if isinstance(value, int):
+        # JSON.parse reads every number as a double: big integers lose digits.
+        return str(value) if abs(value) <= 2**53 else js_number(float(value))
+    if isinstance(value, float):
+        return js_number(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_encode_str(k)}:{js_stringify(value[k])}" for k in js_key_order(value)) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+    return "null"

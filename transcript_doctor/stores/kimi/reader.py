@@ -1,0 +1,165 @@
+"""Streaming reader for kimi-code `wire.jsonl` journals.
+
+Yields one `Record` per non-empty line, in order, each with its 1-based line number and byte
+offset. Lines that do not parse become `LineProblem`s (torn final line, corrupt line) instead of
+exceptions. The metadata header is recognised and in-memory migrations that touch history
+(1.0 -> 1.1 tool-call flattening) are applied to the parsed record, never to the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
+LATEST_VERSION = "1.5"
+
+
+@dataclass(slots=True)
+class Record:
+    line: int
+    offset: int
+    type: str | None
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class LineProblem:
+    line: int
+    offset: int
+    kind: str  # "torn" | "corrupt" | "not-object"
+    detail: str
+    length: int
+
+
+@dataclass
+class Header:
+    line: int
+    protocol_version: str | None
+    created_at: Any
+    valid: bool
+
+
+@dataclass
+class ReadStats:
+    lines: int = 0
+    records: int = 0
+    bytes: int = 0
+    crlf: bool = False
+    final_newline: bool = True
+    problems: list[LineProblem] = field(default_factory=list)
+
+
+def parse_line(raw: bytes) -> Any:
+    """orjson first; the stdlib accepts what JS JSON.parse accepts but orjson refuses (lone surrogates)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        text = raw.decode("utf-8")  # UnicodeDecodeError propagates: not UTF-8
+        return json.loads(text)
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    if not isinstance(version, str):
+        return None
+    try:
+        return tuple(int(x) for x in version.split("."))
+    except ValueError:
+        return None
+
+
+def header_of(rec: Record) -> Header | None:
+    if rec.type != "metadata":
+        return None
+    version = rec.data.get("protocol_version")
+    created = rec.data.get("created_at")
+    valid = isinstance(version, str) and isinstance(created, (int, float)) and not isinstance(created, bool)
+    return Header(rec.line, version if isinstance(version, str) else None, created, valid)
+
+
+def flatten_tool_calls(message: Any) -> None:
+    """1.0 -> 1.1: `{type, id, function: {name, arguments}}` becomes `{type, id, name, arguments}`."""
+    if not isinstance(message, dict):
+        return
+    calls = message.get("toolCalls")
+    if not isinstance(calls, list):
+        return
+    for i, call in enumerate(calls):
+        if isinstance(call, dict) and isinstance(call.get("function"), dict):
+            flat = {k: v for k, v in call.items() if k != "function"}
+            flat["name"] = call["function"].get("name")
+            flat["arguments"] = call["function"].get("arguments")
+            calls[i] = flat
+
+
+def iter_lines(fh: IO[bytes], stats: ReadStats) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, content without the line ending) for every physical line."""
+    offset = 0
+    number = 0
+    for raw in fh:
+        number += 1
+        size = len(raw)
+        if raw.endswith(b"\n"):
+            body = raw[:-1]
+            if body.endswith(b"\r"):
+                body = body[:-1]
+                stats.crlf = True
+        else:
+            body = raw
+            stats.final_newline = False
+        yield number, offset, body
+        offset += size
+    stats.lines = number
+    stats.bytes = offset
+
+
+def read_records(fh: IO[bytes], stats: ReadStats) -> Iterator[Record | LineProblem]:
+    """Parse every non-empty line; the header's version decides the in-memory migrations."""
+    migrate_1_0 = False
+    first = True
+    for number, offset, body in iter_lines(fh, stats):
+        if not body.strip():
+            continue
+        try:
+            obj = parse_line(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            # Only the last line can lack its newline: a torn write, which the runtimes drop.
+            kind = "torn" if not stats.final_newline else "corrupt"
+            problem = LineProblem(number, offset, kind, _describe(exc), len(body))
+            stats.problems.append(problem)
+            yield problem
+            continue
+        if not isinstance(obj, dict):
+            problem = LineProblem(number, offset, "not-object", f"a JSON {type(obj).__name__}, not an object", len(body))
+            stats.problems.append(problem)
+            yield problem
+            continue
+        rtype = obj.get("type") if isinstance(obj.get("type"), str) else None
+        rec = Record(number, offset, rtype, obj)
+        if first:
+            first = False
+            head = header_of(rec)
+            migrate_1_0 = head is not None and version_tuple(head.protocol_version) == (1, 0)
+        elif migrate_1_0 and rtype == "context.append_message":
+            flatten_tool_calls(obj.get("message"))
+        stats.records += 1
+        yield rec
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 at byte {exc.start} of the line"
+    return f"invalid JSON ({str(exc).splitlines()[0][:120]})"
+
+
+def agent_id_for(path: Path) -> str | None:
+    """The agent a journal belongs to (`agents/<id>/wire.jsonl`), or None when not in that layout."""
+    parent = path.parent
+    if parent.parent.name == "agents":
+        return parent.name
+    return None

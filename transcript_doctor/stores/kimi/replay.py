@@ -1,0 +1,158 @@
+"""Replay a wire journal through both engines in one streaming pass.
+
+The driver feeds every record to engine v1, engine v2 and both transcript reducers, and keeps
+the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
+dropped, and at each legacy compaction how many v2-dropped step assistants sat below its cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import compaction as cx
+from .engine_v1 import EngineCrash, EngineV1
+from .engine_v2 import EngineV2
+from .messages import Msg, for_transcript, public
+from .projection import project
+from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
+from .records import HISTORY_TYPES, is_valid_v2
+from .steps import StepIndex
+from .transcript import TranscriptV1, TranscriptV2
+
+
+@dataclass
+class LegacyCompaction:
+    line: int
+    field: str  # "compactedCount" or "count"
+    count: int
+    v1_len: int  # v1 history length when it was applied
+    dropped_below: list[Any]  # uuids of v2-dropped steps among v1 history[:min(count, len)]
+    v1_branch: str  # "tail" | "kept-users"
+
+
+@dataclass
+class KimiReplay:
+    path: Path
+    stats: ReadStats = field(default_factory=ReadStats)
+    header: Header | None = None
+    v1: EngineV1 = field(default_factory=EngineV1)
+    v2: EngineV2 = field(default_factory=EngineV2)
+    t1: TranscriptV1 = field(default_factory=TranscriptV1)
+    t2: TranscriptV2 = field(default_factory=TranscriptV2)
+    steps: StepIndex = field(default_factory=StepIndex)
+    v2_dropped: dict[Any, int] = field(default_factory=dict)  # step uuid -> line of the settle
+    legacy: list[LegacyCompaction] = field(default_factory=list)
+    invalid: list[tuple[Record, str]] = field(default_factory=list)  # (record, type) failing the schema
+    crash: dict[str, str] = field(default_factory=dict)  # engine -> message
+    first_line: int | None = None
+    max_turn: tuple[int, Any] | None = None
+
+    @property
+    def problems(self) -> list[LineProblem]:
+        return self.stats.problems
+
+
+def replay_file(path: Path, keep_transcripts: bool = True) -> KimiReplay:
+    """Read and replay a journal; never raises on bad content (only on I/O errors)."""
+    state = KimiReplay(path=path)
+    state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
+    with open(path, "rb") as fh:
+        for item in read_records(fh, state.stats):
+            if isinstance(item, Record):
+                _feed(state, item)
+    _finish(state)
+    return state
+
+
+def _feed(state: KimiReplay, rec: Record) -> None:
+    if state.first_line is None:
+        state.first_line = rec.line
+        state.header = header_of(rec)
+        if state.header is None:
+            state.v1.error(rec.line, "the first record is not a metadata header; v1 refuses to replay")
+    rtype = rec.type
+    if rtype not in HISTORY_TYPES and rtype != "swarm_mode.enter":
+        return
+    data = rec.data
+    valid = is_valid_v2(rtype, data)
+    if not valid:
+        state.invalid.append((rec, rtype))
+    state.steps.observe(rec)
+    if rtype == "context.apply_compaction" and "v1" not in state.crash:
+        _note_legacy(state, data, rec.line)
+    _apply(state, "v1", state.v1, rtype, data, rec.line)
+    if valid:
+        _apply(state, "v2", state.v2, rtype, data, rec.line)
+        _apply(state, "v2", state.t2, rtype, data, rec.line)
+    _apply(state, "v1", state.t1, rtype, data, rec.line)
+
+
+def _apply(state: KimiReplay, engine: str, target: Any, rtype: str, data: dict[str, Any], line: int) -> None:
+    if engine in state.crash:
+        return
+    try:
+        target.apply(rtype, data, line)
+    except EngineCrash as exc:
+        state.crash[engine] = str(exc)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        # Malformed input the real engine would also choke on: report, do not trace back.
+        state.crash[engine] = f"line {line}: {type(exc).__name__} while applying {rtype}"
+
+
+def _note_legacy(state: KimiReplay, record: dict[str, Any], line: int) -> None:
+    if cx.is_number(record.get("keptUserMessageCount")) or record.get("legacyTail") is False:
+        return
+    field_name = "compactedCount" if cx.is_number(record.get("compactedCount")) else "count"
+    count = record.get(field_name)
+    if not cx.is_number(count):
+        return
+    history = state.v1.history
+    below = history[: max(0, min(int(count), len(history)))]
+    dropped = [m["_src"][1] for m in below if _src_kind(m) == "step" and m["_src"][1] in state.v2_dropped]
+    tail = "keptUserMessageCount" not in record and count < len(history)
+    state.legacy.append(
+        LegacyCompaction(line, field_name, int(count), len(history), dropped, "tail" if tail else "kept-users")
+    )
+
+
+def _src_kind(m: Msg) -> str | None:
+    src = m.get("_src")
+    return src[0] if src else None
+
+
+def _finish(state: KimiReplay) -> None:
+    if "v1" not in state.crash:
+        state.v1.finish()
+
+
+# --------------------------------------------------------------------------- output
+
+
+def replay_object(state: KimiReplay, engine: str) -> dict[str, Any]:
+    """The replay object of CONTRACTS.md for one engine."""
+    base: dict[str, Any] = {"format": "kimi-wire", "engine": engine}
+    if engine in state.crash:
+        return {**base, "crash": state.crash[engine]}
+    history, transcript, folded = _views(state, engine)
+    if engine == "v2":  # the v2 reducer's entries carry only the display keys
+        transcript = [for_transcript(m) for m in transcript]
+    normal = project(history, engine)
+    strict = project(history, engine, strict=True)
+    return {
+        **base,
+        "history": [public(m) for m in history],
+        "transcript": {"entries": [public(m) for m in transcript], "foldedLength": folded},
+        "projection": normal.messages,
+        "anomalies": normal.anomalies,
+        "strictProjection": strict.messages,
+        "strictAnomalies": strict.anomalies,
+        "errors": list(state.v1.errors) if engine == "v1" else [],
+    }
+
+
+def _views(state: KimiReplay, engine: str) -> tuple[list[Msg], list[Msg], int]:
+    if engine == "v1":
+        return state.v1.history, state.t1.entries, state.t1.folded
+    return state.v2.history, state.t2.entries, state.t2.folded_length

@@ -1,0 +1,78 @@
+"""Where each step's records are in the journal: what heal removes and findings point at."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reader import Record
+
+
+@dataclass
+class StepRecords:
+    uuid: Any
+    begin: int | None = None
+    parts: list[int] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+    results: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    finish: str | None = None
+    turn_id: Any = None
+
+    @property
+    def lines(self) -> list[int]:
+        found = [self.begin] if self.begin is not None else []
+        return sorted(found + self.parts + self.calls + self.results + self.ends)
+
+
+class StepIndex:
+    """Step uuid -> its records, built as the journal streams by."""
+
+    def __init__(self) -> None:
+        self.steps: dict[Any, StepRecords] = {}
+        self._call_step: dict[Any, Any] = {}
+        self.max_turn: int | None = None
+        self.max_turn_steps: set[Any] = set()
+
+    def get(self, uuid: Any) -> StepRecords:
+        step = self.steps.get(uuid)
+        if step is None:
+            step = self.steps[uuid] = StepRecords(uuid)
+        return step
+
+    def observe(self, rec: Record) -> None:
+        if rec.type != "context.append_loop_event":
+            return
+        event = rec.data.get("event")
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
+        if kind == "step.begin":
+            step = self.get(event.get("uuid"))
+            step.begin = rec.line
+            step.turn_id = event.get("turnId")
+            self._turn(event.get("turnId"), event.get("uuid"))
+        elif kind == "step.end":
+            step = self.get(event.get("uuid"))
+            step.ends.append(rec.line)
+            step.finish = event.get("finishReason")
+        elif kind == "content.part":
+            self.get(event.get("stepUuid")).parts.append(rec.line)
+        elif kind == "tool.call":
+            self.get(event.get("stepUuid")).calls.append(rec.line)
+            self._call_step[event.get("toolCallId")] = event.get("stepUuid")
+        elif kind == "tool.result":
+            owner = self._call_step.get(event.get("toolCallId"))
+            if owner is not None:
+                self.get(owner).results.append(rec.line)
+
+    def _turn(self, turn_id: Any, uuid: Any) -> None:
+        try:
+            value = int(turn_id)
+        except (TypeError, ValueError):
+            return
+        if self.max_turn is None or value > self.max_turn:
+            self.max_turn = value
+            self.max_turn_steps = {uuid}
+        elif value == self.max_turn:
+            self.max_turn_steps.add(uuid)

@@ -1,0 +1,173 @@
+"""Cold transcript reducers (the UI "messages" view) and their `foldedLength`, v1 and v2.
+
+The transcript keeps every message: a compaction only adds a summary marker and a clear only
+raises a floor. `foldedLength` is the length the reducer believes the live history has.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import compaction as cx
+from .engine_v1 import EngineV1
+from .fold import LoopFold, Sink
+from .messages import Msg, appended, for_transcript
+
+
+class CountingSink(Sink):
+    def __init__(self, messages: list[Msg]) -> None:
+        super().__init__(messages)
+        self.folded = 0
+
+    def push(self, msg: Msg) -> None:
+        super().push(msg)
+        self.folded += 1
+
+    def drop(self, msg: Msg) -> None:
+        super().drop(msg)
+        self.folded = max(0, self.folded - 1)
+
+
+def _marker(text: Any, line: int) -> Msg:
+    msg = cx.summary_message(text if isinstance(text, str) else "")
+    msg["_src"] = ("rec", line)
+    return msg
+
+
+def _summary_text_v2(record: dict[str, Any]) -> str:
+    for key in ("summary", "contextSummary"):
+        value = record.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict):
+            parts = value.get("content") or []
+            return "".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def _users_since(entries: list[Msg], floor: int) -> list[Msg]:
+    return [m for m in entries[floor:] if cx.is_compactable(m)]
+
+
+class TranscriptV2:
+    def __init__(self) -> None:
+        self.entries: list[Msg] = []
+        self.sink = CountingSink(self.entries)
+        self.fold = LoopFold(self.sink)
+        self.clear_floor = 0
+
+    @property
+    def folded_length(self) -> int:
+        return self.sink.folded
+
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+        if rtype == "context.append_message":
+            self.fold.append_message(for_transcript(appended(data.get("message"), line)))
+        elif rtype == "context.append_loop_event":
+            self.fold.event(data["event"], line)
+        elif rtype == "context.apply_compaction":
+            self._compaction(data, line)
+        elif rtype == "context.undo":
+            self._undo(data["count"])
+        elif rtype == "context.clear":
+            self.clear_floor = len(self.entries)
+            self.sink.folded = 0
+            self.fold.reset()
+
+    def _compaction(self, record: dict[str, Any], line: int) -> None:
+        if cx.is_number(record.get("keptUserMessageCount")):
+            self.fold.settle(line)
+        else:
+            self.fold.reset()
+        users = _users_since(self.entries, self.clear_floor)
+        self.entries.append(_marker(_summary_text_v2(record), line))
+        v2_view = {k: v for k, v in record.items() if k != "count"}
+        self.sink.folded = cx.recover_folded_length(v2_view, users, self.sink.folded)
+
+    def _undo(self, count: int) -> None:
+        remaining = count
+        i = len(self.entries) - 1
+        while i >= self.clear_floor and remaining > 0:
+            m = self.entries[i]
+            if cx.is_injection(m):
+                i -= 1
+                continue
+            if cx.origin_kind(m) == "compaction_summary":
+                break
+            del self.entries[i]
+            self.sink.folded -= 1
+            if cx.is_real_user_input(m):
+                i = self._remove_owned(i, m.get("id"))
+                remaining -= 1
+            i -= 1
+        self.fold.reset()
+
+    def _remove_owned(self, i: int, owner: Any) -> int:
+        """Remove injections right before index `i` owned by the prompt `owner`; the new index."""
+        while owner is not None and i - 1 >= self.clear_floor:
+            prev = self.entries[i - 1]
+            origin = prev.get("origin")
+            if not (cx.is_injection(prev) and isinstance(origin, dict) and origin.get("ownerPromptId") == owner):
+                break
+            del self.entries[i - 1]
+            self.sink.folded -= 1
+            i -= 1
+        return i
+
+
+class TranscriptV1(EngineV1):
+    """v1's reducer: the v1 fold without drops, lenient about unknown steps, floor-bounded undo."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folded = 0
+        self.clear_floor = 0
+
+    @property
+    def entries(self) -> list[Msg]:
+        return self.history
+
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+        before = len(self.history)
+        if rtype == "context.apply_compaction":
+            self._transcript_compaction(data, line)
+            return
+        if rtype == "context.clear":
+            self.clear_floor = len(self.history)
+            self.folded = 0
+            self.reset()
+            return
+        if rtype == "context.undo":
+            self._transcript_undo(data, line)
+            return
+        if rtype == "swarm_mode.exit":
+            return
+        super().apply(rtype, data, line)
+        self.folded += len(self.history) - before
+
+    def error(self, line: int, text: str) -> None:
+        """Unknown steps are ignored by the transcript reducer."""
+
+    def _transcript_compaction(self, record: dict[str, Any], line: int) -> None:
+        users = _users_since(self.history, self.clear_floor)
+        self.history.append(_marker(record.get("summary"), line))
+        self.folded = cx.recover_folded_length(record, users, self.folded)
+        self.reset()
+
+    def _transcript_undo(self, data: dict[str, Any], line: int) -> None:
+        count = data.get("count")
+        remaining = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        i = len(self.history) - 1
+        while i >= self.clear_floor and remaining > 0:
+            m = self.history[i]
+            if cx.is_injection(m):
+                i -= 1
+                continue
+            if cx.origin_kind(m) == "compaction_summary":
+                break
+            del self.history[i]
+            self.folded -= 1
+            if cx.is_real_user_input(m):
+                remaining -= 1
+            i -= 1
+        self.reset()
