@@ -64,10 +64,12 @@ def text_part(text: str) -> dict:
 
 
 def parts_of(msg: dict) -> list:
+    """The content parts of a message; a bare string is one text part, non-object parts (which
+    no valid log holds) are left out."""
     content = msg.get("content")
     if isinstance(content, str):
         return [text_part(content)]
-    return list(content) if isinstance(content, list) else []
+    return [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
 
 
 def calls_of(msg: dict) -> list[dict]:
