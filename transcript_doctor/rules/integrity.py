@@ -1,12 +1,261 @@
-"""integrity rules (temporary metadata; documentation to be written)."""
+"""F5xx, integrity: files and databases that cannot be read, or read differently by different readers."""
 
 from .registry import define
 
-define('F501', 'torn-final-line', 'warning', ('jsonl',), 'safe', 'torn final line', "")
-define('F502', 'corrupt-line', 'error', ('jsonl',), 'none', 'corrupt line', "")
-define('F503', 'missing-header', 'error', ('kimi',), 'none', 'missing header', "")
-define('F504', 'invalid-record', 'warning', ('all',), 'none', 'invalid record', "")
-define('F505', 'unsupported-version', 'warning', ('kimi', 'hermes'), 'none', 'unsupported version', "")
-define('F506', 'store-integrity', 'error', ('sqlite',), 'none', 'store integrity', "")
-define('F507', 'bad-text-encoding', 'error', ('all',), 'unsafe', 'bad text encoding', "")
-define('F508', 'malformed-tool-arguments', 'warning', ('all',), 'none', 'malformed tool arguments', "")
+define(
+    "F501",
+    "torn-final-line",
+    "warning",
+    ("jsonl",),
+    "safe",
+    "Incomplete last line from an interrupted write",
+    r"""
+## What it detects
+The last line of a JSON Lines file is incomplete JSON and has no trailing newline: the writer crashed or was
+killed in the middle of appending it.
+
+## Why it breaks a session
+Nothing breaks: runtimes skip a torn last line on read. But whatever it held (a message, a tool result) is lost,
+and the next append would glue a new record onto the fragment, producing a corrupt line (F502).
+
+## Example
+The final bytes of a `wire.jsonl`, with no newline after them:
+```jsonl
+{"type":"context.append_loop_event","event":{"type":"content.part","uuid":"p7","turnId":"4","step":2,"stepUu
+```
+tdoc reports F501 on that line with a safe fix.
+
+## Fix safety
+Safe: the fix truncates the file where the torn line starts. Readers ignore the fragment already, so the
+replayed history does not change, and later appends start on a clean line.
+
+## Provider errors
+None: this is a file problem; nothing is sent.
+""",
+)
+
+define(
+    "F502",
+    "corrupt-line",
+    "error",
+    ("jsonl",),
+    "none",
+    "Unreadable line before the end of the file",
+    r"""
+## What it detects
+A line anywhere but at the end that is not valid JSON, not a JSON object, or not valid UTF-8. tdoc reports the
+line number and its byte offset.
+
+## Why it breaks a session
+kimi stops replaying at such a line (`wire.jsonl: corrupted line N`), so the whole session fails to resume, not
+only the broken record.
+
+## Example
+Line 40 of a 120-line `wire.jsonl`, cut short and followed by a complete record on the next line:
+```jsonl
+{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"run the tests"}
+{"type":"context.append_loop_event","event":{"type":"step.begin","uuid":"s9","turnId":"7","step":1},"time":712}
+```
+tdoc reports F502 at line 40 with its byte offset.
+
+## Fix safety
+None: the line's content cannot be recovered, and deleting it may strand other records (a `content.part` whose
+`step.begin` was on that line makes kimi v1 throw). Repair by hand, or restore from a backup.
+
+## Provider errors
+None: the session fails before any request is made.
+""",
+)
+
+define(
+    "F503",
+    "missing-header",
+    "error",
+    ("kimi",),
+    "none",
+    "Wire journal without a valid metadata header",
+    r"""
+## What it detects
+The first record of a kimi `wire.jsonl` is not a `metadata` header with a string `protocol_version` and a
+numeric `created_at`.
+
+## Why it breaks a session
+kimi v1 refuses to replay a journal that does not start with the header. v2 accepts a header-less journal as
+pre-1.5 and writes a fresh header when it rewrites the file, but treats a malformed header as corrupt.
+
+## Example
+```jsonl
+{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"u1"}],"toolCalls":[],"origin":{"kind":"user"}},"time":101}
+```
+as line 1; tdoc reports F503 on it.
+
+## Fix safety
+None: tdoc cannot know which protocol version wrote the records, and a guessed header would pick the wrong
+migrations.
+
+## Provider errors
+None: the session fails before any request is made.
+""",
+)
+
+define(
+    "F504",
+    "invalid-record",
+    "warning",
+    ("all",),
+    "none",
+    "Record that does not match its type's schema",
+    r"""
+## What it detects
+A record that parses as JSON but fails the schema of its type: a missing or mistyped field, or a value out of
+range.
+
+## Why it breaks a session
+Readers disagree about such a record. kimi v2 skips it; v1 applies whatever it can read, or crashes. Histories
+then differ between engines in ways no other rule explains.
+
+## Example
+```jsonl
+{"type":"context.undo","count":0,"time":900}
+```
+v2 requires `count` to be a positive integer and skips the record. tdoc reports F504 on the line.
+
+## Fix safety
+None: whether the record should count depends on which reader is right, and tdoc does not guess.
+
+## Provider errors
+None: the harm is in how the history is rebuilt, before any request.
+""",
+)
+
+define(
+    "F505",
+    "unsupported-version",
+    "warning",
+    ("kimi", "hermes"),
+    "none",
+    "Store format version newer than tdoc knows",
+    r"""
+## What it detects
+A format version newer than any tdoc knows: a kimi header `protocol_version` above 1.5, or a Hermes database
+whose `schema_version` is above 30.
+
+## Why it breaks a session
+It may not: newer writers usually add fields. tdoc reads the records as they are, as kimi itself does with an
+unknown version, but rules may miss new shapes, so a clean scan proves less.
+
+## Example
+```jsonl
+{"type":"metadata","protocol_version":"1.6","created_at":1786363200000}
+```
+tdoc reports F505 on line 1 and scans the rest.
+
+## Fix safety
+None: there is nothing to repair; upgrade tdoc.
+
+## Provider errors
+None: this is a note about tdoc's own coverage.
+""",
+)
+
+define(
+    "F506",
+    "store-integrity",
+    "error",
+    ("sqlite",),
+    "none",
+    "SQLite database failing its integrity check",
+    r"""
+## What it detects
+A Hermes `state.db` or OpenCode `opencode.db` for which `PRAGMA quick_check` (or the slower
+`PRAGMA integrity_check`, with `--deep`) reports problems.
+
+## Why it breaks a session
+Corrupt pages make queries fail or return partial rows, and each write can spread the damage. tdoc does not heal
+a database in this state.
+
+## Example
+```text
+sqlite> PRAGMA quick_check;
+*** in database main ***
+Page 37: btreeInitPage() returns error code 11
+```
+tdoc reports F506 with the first lines of that output.
+
+## Fix safety
+None: recovery needs SQLite's own tools on a copy (for example `.recover` in the `sqlite3` shell), with the agent
+stopped, and judgement about what survived.
+
+## Provider errors
+None: the damage is local.
+""",
+)
+
+define(
+    "F507",
+    "bad-text-encoding",
+    "error",
+    ("all",),
+    "unsafe",
+    "Text the provider's JSON parser rejects",
+    r"""
+## What it detects
+Text bound for the provider that holds a lone UTF-16 surrogate (half of an emoji cut by a JavaScript string
+slice, stored as an escape like `\ud83d`) or a NUL character (binary tool output). The NUL that opens Hermes'
+`\x00json:` content encoding is part of the storage format, not a finding.
+
+## Why it breaks a session
+The request body is no longer valid JSON for the provider's parser, so every request that carries the text
+fails before the model sees it.
+
+## Example
+```jsonl
+{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"caf\ud83d"}],"toolCalls":[],"origin":{"kind":"user"}},"time":330}
+```
+tdoc reports F507 on the line with an unsafe fix.
+
+## Fix safety
+Unsafe: the fix replaces each bad code unit with U+FFFD. That changes the stored text (tool output included) by
+one character per replacement.
+
+## Provider errors
+- Anthropic: `The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})`
+- Anthropic: `The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})`
+""",
+    provider_errors=(
+        "The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})",
+        "The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})",
+    ),
+)
+
+define(
+    "F508",
+    "malformed-tool-arguments",
+    "warning",
+    ("all",),
+    "none",
+    "Tool-call arguments that are not valid JSON",
+    r"""
+## What it detects
+Tool-call arguments stored as a string that does not parse as JSON: a Hermes `tool_calls[].function.arguments`,
+a kimi `toolCalls[].arguments`. Missing arguments (kimi stores `null` when the model sent none) are not
+malformed.
+
+## Why it breaks a session
+Some servers parse the arguments of every replayed call; vLLM answers such a history with a 400 on each request.
+Others pass it on, and the model sees a call it cannot make sense of.
+
+## Example
+```text
+messages id=40  role='assistant'
+tool_calls='[{"id": "call_3", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"a.txt\", \"text\": \"hi"}}]'
+```
+tdoc reports F508 on row 40 for `call_3`.
+
+## Fix safety
+None: the arguments the model meant cannot be reconstructed.
+
+## Provider errors
+None recorded verbatim; vLLM rejects such a request with a JSON parse error.
+""",
+)
