@@ -2,30 +2,50 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .model import SEVERITY_RANK, FileResult, Finding, TdocError
 from .rules import CHECKS, selected_codes
 from .stores import Options, Store, expand_paths, open_store
 
+if TYPE_CHECKING:
+    from .parallel import Progress
+
 SCHEMA_VERSION = 1
 
 
 @dataclass
 class ScanConfig:
+    """What to scan for and how: rule selection, failure threshold, store options, workers.
+
+    `per_path_ignores` holds (glob, selectors) pairs matched against each input relative to
+    `root` (the configuration file's directory). `jobs`: worker processes for `scan`; 1 scans in
+    this process, None or 0 picks the number of CPUs when the work is large enough to pay for them.
+    """
+
     select: list[str] | None = None
     ignore: list[str] | None = None
     fail_on: str = "error"
     input_format: str | None = None
     options: Options = field(default_factory=Options)
+    per_path_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
+    root: Path = field(default_factory=Path.cwd)
+    jobs: int | None = 1
 
-    def codes(self) -> set[str]:
+    def codes(self, path: str | None = None) -> set[str]:
+        """The selected rule codes, less those the per-path ignores switch off for `path`."""
         try:
-            return selected_codes(self.select, self.ignore)
+            codes = selected_codes(self.select, self.ignore)
+            if path is not None and self.per_path_ignores:
+                from .config import ignored_codes
+
+                codes -= ignored_codes(self.per_path_ignores, path, self.root)
+            return codes
         except KeyError as exc:
             raise TdocError(f"unknown rule selector {exc.args[0]!r} (see `tdoc rules`)") from None
 
@@ -103,10 +123,28 @@ def iter_inputs(paths: Iterable[str]) -> list[tuple[Path, str]]:
     return inputs
 
 
-def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Report:
-    """Scan files, directories and globs; the library entry point behind `tdoc scan`."""
+def scan(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    config: ScanConfig | None = None,
+    *,
+    progress: Progress | None = None,
+) -> Report:
+    """Scan files, directories and globs for poisoned history; the library entry point.
+
+    `paths` is one path or glob, or several. Every input becomes one `FileResult` (with `error`
+    set when it cannot be read), in path order; `Report.findings` lists the findings, sorted.
+    `config.jobs` > 1 scans in worker processes with the same result as a serial scan.
+    `progress`, if given, is told the amount of work and each file finished.
+
+    >>> report = scan("sessions/")                      # doctest: +SKIP
+    >>> report.exit_code("error"), len(report.findings)  # doctest: +SKIP
+    """
+    from .parallel import run
+
     config = config or ScanConfig()
-    codes = config.codes()
-    results = [scan_file(p, d, config, codes) for p, d in iter_inputs(paths)]
+    config.codes()  # an unknown selector is a usage error before any work starts
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    results = run(iter_inputs(os.fspath(p) for p in paths), config, progress)
     results.sort(key=lambda fr: fr.path)
     return Report(results)

@@ -1,16 +1,29 @@
-"""`tdoc rules` and `tdoc explain`: the catalogue as a table, one rule's documentation."""
+"""`tdoc rules` and `tdoc explain`: the catalogue, one rule's documentation, and pasted provider errors.
+
+`explain_error` answers "my agent keeps getting this 400 — why?": it takes the wrappers off the
+pasted text, matches the shared structural-rejection table (patterns.py), names the provider and
+the rule, and, given the store, maps the request index the error names back to the record through
+that store's own projection (`Store.locate`).
+"""
 
 from __future__ import annotations
 
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 import orjson
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
+from rich.text import Text
 
-from .model import TdocError
+from .model import Finding, TdocError
+from .patterns import RejectionMatch, match_rejection, unwrap
 from .rules import RULES, lookup
+from .text import excerpt, terminal_safe
+
+MESSAGE_CHARS = 2000  # how much of the unwrapped message the report repeats
+MAX_LISTED_FINDINGS = 10
 
 
 def rules_table() -> Table:
@@ -37,5 +50,197 @@ def explain_rule(code_or_name: str, fmt: str, out: TextIO) -> None:
     console.print(Markdown(rule.doc))
 
 
-def explain_error(text: str, path: str | None, fmt: str, out: TextIO) -> int:
-    raise TdocError("explain --error is not available yet")
+# --------------------------------------------------------------------------- explain --error
+
+
+def explain_error(text: str, path: str | None, fmt: str, out: TextIO, session: str | None = None) -> int:
+    """Report which rule a pasted provider error points at; 0 when recognised, 1 when not."""
+    result = diagnose_error(text, path, session)
+    if fmt == "json":
+        out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        _render(result, out)
+    return 0 if result["recognised"] else 1
+
+
+def diagnose_error(text: str, path: str | None = None, session: str | None = None) -> dict[str, Any]:
+    """The JSON-able diagnosis of `tdoc explain --error` (every key always present)."""
+    if not text.strip():
+        raise TdocError("--error needs the text of the provider error")
+    error = unwrap(text)
+    match = match_rejection(text)
+    result: dict[str, Any] = {
+        "recognised": match is not None,
+        "message": excerpt(error.message, MESSAGE_CHARS),
+        "status": error.status,
+        "type": error.type,
+        "param": error.param,
+        "upstream": error.upstream,
+        "pattern": None,
+        "provider": None,
+        "rule": None,
+        "cause": None,
+        "position": None,
+        "position_kind": None,
+        "content_index": None,
+        "role": None,
+        "path": path,
+        "record": None,
+        "findings": [],
+    }
+    if match is not None:
+        result.update(_describe(match))
+        if path is not None:
+            result["record"], result["findings"] = _map_to_store(match, path, session)
+    return result
+
+
+def _describe(match: RejectionMatch) -> dict[str, Any]:
+    rule = RULES[match.pattern.rule]
+    return {
+        "pattern": match.pattern.id,
+        "provider": match.pattern.provider,
+        "rule": {"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary},
+        "cause": match.pattern.description,
+        "position": match.position,
+        "position_kind": match.position_kind,
+        "content_index": match.content_index,
+        "role": match.role,
+    }
+
+
+def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> tuple[Any, list[dict[str, Any]]]:
+    from .core import ScanConfig, check_store
+    from .stores import Options, open_store
+
+    store = open_store(Path(path), path, Options(session=session))
+    try:
+        record = _locate(store, match, session)
+        code = match.pattern.rule
+        findings = check_store(store, ScanConfig(select=[code]), {code})
+    finally:
+        store.close()
+    return record, [f.as_dict() for f in _nearest_first(findings, record)]
+
+
+def _locate(store: Any, match: RejectionMatch, session: str | None) -> dict[str, Any] | None:
+    """The record at the named index; when the error names a role that does not fit, try the index
+    one lower too (the provider counted the system message, which the store does not keep)."""
+    if match.position is None:
+        return None
+    tries = [(match.position, False)]
+    if match.role and match.position > 0:
+        tries.append((match.position - 1, True))
+    first = None
+    for index, system_counted in tries:
+        record = store.locate(index, session)
+        if record is None:
+            continue
+        record = {**record, "position": index, "system_counted": system_counted}
+        if not match.role or record.get("role") == match.role:
+            return record
+        first = first or record
+    return first
+
+
+def _nearest_first(findings: list[Finding], record: dict[str, Any] | None) -> list[Finding]:
+    if not record:
+        return findings
+    at = record.get("position")
+    return sorted(findings, key=lambda f: (f.position != at, f.sort_key()))
+
+
+# --------------------------------------------------------------------------- human output
+
+
+def _render(result: dict[str, Any], out: TextIO) -> None:
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    if not result["recognised"]:
+        console.print(Text("Not a structural rejection tdoc knows.", style="yellow"))
+        console.print(_row("message", result["message"]))
+        console.print(
+            Text("If every later request fails with it, run `tdoc scan` on the session store and "
+                 "report the text so it can be added to the table.")  # fmt: skip
+        )
+        return
+    console.print(_headline(result))
+    console.print(_row("message", result["message"]))
+    rule = result["rule"]
+    console.print(_row("rule", f"{rule['code']} {rule['name']} ({rule['severity']}): {rule['summary']}"))
+    console.print(_row("cause", _cause(result)))
+    if result["position"] is not None:
+        console.print(_row("index", _index(result)))
+    if result["path"] is not None:
+        _render_store(console, result)
+    console.print(_next_step(result))
+
+
+def _headline(result: dict[str, Any]) -> Text:
+    text = Text("Provider rejected the history: ", style="bold")
+    bits = [result["provider"]]
+    if result["upstream"]:
+        bits.append(f"via {result['upstream']}")
+    if result["status"]:
+        bits.append(f"HTTP {result['status']}")
+    text.append(terminal_safe(", ".join(bits)))
+    text.append(f"  [{result['pattern']}]", style="dim")
+    return text
+
+
+def _cause(result: dict[str, Any]) -> str:
+    if result["rule"]["code"] == "E601":
+        return f"{result['cause']} (no tdoc rule detects this cause in a store yet)"
+    return result["cause"]
+
+
+def _index(result: dict[str, Any]) -> str:
+    kind, pos = result["position_kind"], result["position"]
+    named = {"position": f"position {pos}", "messages": f"messages.{pos}", "input": f"input[{pos}]"}
+    out = f"{named.get(kind, f'message index {pos}')}: message {pos} of the request"
+    if result["content_index"] is not None:
+        out += f", content block {result['content_index']}"
+    if result["role"]:
+        out += f" (role {result['role']})"
+    return out
+
+
+def _render_store(console: Console, result: dict[str, Any]) -> None:
+    record = result["record"]
+    if result["position"] is None:
+        console.print(_row("record", "the error names no index; see the findings below"))
+    elif record is None:
+        console.print(_row("record", f"{result['path']} has no message at that index in its projection"))
+    else:
+        console.print(_row("record", _where(result["path"], record)))
+    for f in result["findings"][:MAX_LISTED_FINDINGS]:
+        loc = f["location"]
+        where = _where(f["path"], {**loc, "session": f["session"]})
+        console.print(_row("finding", f"{where}  {f['code']} {f['message']}"))
+    if not result["findings"]:
+        console.print(_row("finding", f"no {result['rule']['code']} finding in {result['path']}"))
+
+
+def _where(path: str, record: dict[str, Any]) -> str:
+    where = path
+    if record.get("line") is not None:
+        where += f":{record['line']}"
+        if record.get("end_line") not in (None, record["line"]):
+            where += f"-{record['end_line']}"
+    elif record.get("row") is not None:
+        where += f" {record.get('table') or 'row'}#{record['row']}"
+    extras = [f"{k} {record[k]}" for k in ("role", "session") if record.get(k)]
+    if record.get("system_counted"):
+        extras.append("index counted with the system message")
+    return where + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _next_step(result: dict[str, Any]) -> Text:
+    code = result["rule"]["code"]
+    target = result["path"] or "SESSION_STORE"
+    return Text(f"next: tdoc scan {target} --select {code}   then: tdoc heal {target} --diff", style="dim")
+
+
+def _row(label: str, value: str) -> Text:
+    text = Text(f"  {label:<8} ", style="bold")
+    text.append(terminal_safe(str(value)))
+    return text

@@ -1,116 +1,329 @@
 """One table of structural-rejection patterns: provider errors that mean "this history is malformed".
 
-Used by E601 (stored errors in every store kind) and by `tdoc explain --error`. Patterns are
-matched against the lower-cased message; each is written so that it cannot backtrack
-catastrophically (no nested quantifiers, `[\\s\\S]*` only between literal anchors).
+Used by E601 (stored errors in every store kind) and by `tdoc explain --error`. The table holds
+the kimi-code strict-resend patterns (kimi-code-wire.md §8) and the provider strings collected in
+peers.md §2. Each entry names the provider that words its error that way and the tdoc rule whose
+finding is the cause; where no rule detects the cause in a store yet, the rule is E601 itself.
+
+Linear time on hostile text: a pattern is a short list of *parts* that must occur in order. Each
+part is a small regex with no nested or adjacent overlapping quantifiers, found with one forward
+`search` starting where the previous part ended, so a match costs O(len(text)) per pattern. (A
+single regex like `tool_use[\\s\\S]*tool_result` is quadratic on text that repeats `tool_use`.)
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
+
+import orjson
 
 
 @dataclass(frozen=True)
 class Pattern:
     id: str
-    regex: re.Pattern[str]
+    parts: tuple[re.Pattern[str], ...]
     provider: str
-    rule: str  # the tdoc rule whose finding this error is the symptom of
+    rule: str  # the tdoc rule whose finding this error is the symptom of (E601: no cause rule yet)
     description: str
+
+    def search(self, lowered: str) -> bool:
+        """Whether every part occurs in `lowered`, in order, without overlapping."""
+        pos = 0
+        for part in self.parts:
+            m = part.search(lowered, pos)
+            if m is None:
+                return False
+            pos = m.end()
+        return True
 
 
 @dataclass(frozen=True)
 class RejectionMatch:
     pattern: Pattern
     position: int | None  # the message index the error names, if any
-    position_kind: str | None  # "position" | "messages" | "input"
+    position_kind: str | None  # "position" | "messages" | "input" | "index"
+    content_index: int | None = None  # Anthropic/Bedrock `messages.N.content.M`
+    role: str | None = None  # the role the error says the message has ("with role 'assistant'")
 
 
-def _p(id: str, regex: str, provider: str, rule: str, description: str) -> Pattern:
-    return Pattern(id, re.compile(regex), provider, rule, description)
+def _p(id: str, provider: str, rule: str, description: str, *parts: str) -> Pattern:
+    return Pattern(id, tuple(re.compile(p) for p in parts), provider, rule, description)
 
 
-# Order matters: the first match wins, so the more specific patterns come first.
+_Q = "['\"`]?"  # optional quote around a quoted identifier: ' " or `
+_ORPHAN_CALL = "a tool call without its result"
+_ORPHAN_RESULT = "a tool result with no matching call before it"
+_EMPTY_MESSAGE = "an empty message (no content and no tool calls)"
+_BLANK_PART = "an empty or whitespace-only text block"
+_THINKING = "a thinking/reasoning block that was altered, emptied or carried across models"
+
+# Order matters: the first match wins, so exact provider wordings come before the generic
+# kimi-code fallbacks at the end (which would also match several of them).
 PATTERNS: list[Pattern] = [
-    _p(
-        "empty-message-at-position",
-        r"message at position \d+ with role ['\"`]?[a-z]+['\"`]? must not be empty",
-        "moonshot",
-        "W101",
-        "an empty message (typically an assistant with only empty reasoning)",
-    ),
-    _p("tool-use-ids-unique", r"tool_use[\s\S]*ids must be unique", "anthropic", "W105", "duplicate tool call ids"),
-    _p(
-        "tool-calls-need-results",
-        r"assistant message with\s+['\"`]?tool_calls['\"`]?\s+must be followed by tool messages",
-        "openai",
-        "W103",
-        "a tool call without its result",
-    ),
-    _p(
-        "tool-call-ids-no-response",
-        r"tool_call_ids? did not have response messages",
-        "openai",
-        "W103",
-        "a tool call without its result",
-    ),
-    _p(
-        "insufficient-tool-messages",
-        r"insufficient tool messages following",
-        "deepseek",
-        "W103",
-        "a tool call without its result",
-    ),
-    _p(
-        "tool-role-needs-call",
-        r"role\s+['\"`]?tool['\"`]?\s+must be a response to a preceding message",
-        "openai",
-        "W104",
-        "a tool result with no call before it",
-    ),
-    _p("tool-call-id-not-found", r"tool_call_id[\s\S]*not found", "openai", "W104", "a result for an unknown call"),
-    _p("unexpected-tool-result", r"unexpected\s+`?tool_result", "anthropic", "W104", "a tool result out of place"),
-    _p("tool-use-without-result", r"tool_use[\s\S]*tool_result", "anthropic", "W103", "tool_use/tool_result pairing"),
-    _p("tool-result-without-use", r"tool_result[\s\S]*tool_use", "anthropic", "W104", "tool_result/tool_use pairing"),
-    _p("text-blocks-non-empty", r"text content blocks must be non-empty", "anthropic", "W102", "an empty text block"),
-    _p(
-        "text-blocks-non-whitespace",
-        r"text content blocks must contain non-whitespace",
-        "anthropic",
-        "W102",
-        "a whitespace-only text block",
-    ),
-    _p("first-message-user", r"first message must use the .*user.* role", "anthropic", "W108", "history starts wrong"),
-    _p("roles-alternate", r"roles must alternate", "anthropic", "W109", "two messages of one role in a row"),
-    _p(
-        "multiple-roles-in-a-row",
-        r"multiple .*(?:user|assistant).* roles in a row",
-        "anthropic",
-        "W109",
-        "two messages of one role in a row",
-    ),
-]
+    # Moonshot / Kimi
+    _p("empty-message-at-position", "moonshot", "W101", _EMPTY_MESSAGE,
+       rf"message at position \d+ with role {_Q}[a-z]+{_Q} must not be empty"),
+    # Anthropic Messages API (also via Vertex, Bedrock and proxies)
+    _p("anthropic-tool-use-without-result", "anthropic", "W103", _ORPHAN_CALL,
+       r"tool_use`? ids were found without `?tool_result`? blocks"),
+    _p("anthropic-unexpected-tool-use-id", "anthropic", "W104", _ORPHAN_RESULT,
+       r"unexpected `?tool_use_id`? found in `?tool_result"),
+    _p("anthropic-tool-result-count", "anthropic", "W103", "tool results missing right after their calls",
+       r"did not find \d+ tool_result block"),
+    _p("tool-use-ids-unique", "anthropic", "W105", "two tool calls share an id", r"tool_use", r"ids must be unique"),
+    _p("anthropic-empty-content", "anthropic", "W101", _EMPTY_MESSAGE,
+       r"all messages must have non-empty content"),
+    _p("text-blocks-non-empty", "anthropic", "W102", _BLANK_PART, r"text content blocks must be non-empty"),
+    _p("text-blocks-non-whitespace", "anthropic", "W102", _BLANK_PART,
+       r"text content blocks must contain non-whitespace"),
+    _p("anthropic-invalid-signature", "anthropic", "E601", _THINKING,
+       r"invalid `?signature`? in `?thinking`? block"),
+    _p("anthropic-thinking-modified", "anthropic", "E601", _THINKING,
+       r"redacted_thinking`? blocks in the latest assistant message cannot be modified"),
+    _p("anthropic-thinking-expected", "anthropic", "E601", "a final tool-loop turn whose thinking was stripped",
+       r"expected `?thinking`? or `?redacted_thinking`?, but found"),
+    _p("anthropic-thinking-first", "anthropic", "E601", "thinking blocks out of order",
+       r"the first block must be `?thinking`? or `?redacted_thinking"),
+    _p("anthropic-thinking-disabled", "anthropic", "E601", "thinking replayed to a request without thinking",
+       r"when thinking is disabled, an `?assistant`? message in the final position cannot contain"),
+    _p("anthropic-final-thinking", "anthropic", "T405", "an assistant message that ends in a thinking block",
+       r"the final block in an assistant message cannot be `?thinking"),
+    _p("lone-surrogate", "anthropic", "F507", "a lone UTF-16 surrogate in stored text",
+       r"no (?:low|high) surrogate in string"),
+    _p("request-not-json", "anthropic", "F507", "text the provider's JSON parser rejects (NUL bytes, binary)",
+       r"the request body is not valid json"),
+    _p("claude-code-tool-concurrency", "anthropic", "W103",
+       "Claude Code's wording for a tool pairing error (orphan call or result, or a duplicate id)",
+       r"due to tool use concurrency issues"),
+    # OpenAI Chat Completions and compatible gateways (Kimi and DeepSeek use the same words)
+    _p("tool-calls-need-results", "openai", "W103", _ORPHAN_CALL,
+       rf"assistant message with\s{{1,8}}{_Q}tool_calls{_Q}\s{{1,8}}must be followed by tool messages"),
+    _p("tool-call-ids-no-response", "openai", "W103", _ORPHAN_CALL, r"tool_call_ids? did not have response messages"),
+    _p("tool-role-needs-call", "openai", "W104", _ORPHAN_RESULT,
+       rf"role\s{{1,8}}{_Q}tool{_Q}\s{{1,8}}must be a response to a prece?eding message"),
+    _p("openai-null-content", "openai", "W101", _EMPTY_MESSAGE,
+       r"invalid value for 'content': expected a string, got null"),
+    # OpenAI Responses API
+    _p("responses-no-tool-output", "openai-responses", "W103", _ORPHAN_CALL, r"no tool output found for function call"),
+    _p("responses-no-tool-call", "openai-responses", "W104", _ORPHAN_RESULT,
+       r"no tool call found for function call output"),
+    _p("responses-item-not-found", "openai-responses", "E601", "a server-side item id replayed with store=false",
+       r"item with id '?[a-z0-9_-]{0,200}'? not found"),
+    _p("responses-missing-reasoning", "openai-responses", "E601", _THINKING,
+       r"was provided without its required 'reasoning' item"),
+    _p("responses-encrypted-content", "openai-responses", "E601", _THINKING,
+       r"encrypted content", r"could not be verified"),
+    _p("responses-encrypted-caller", "openai-responses", "E601", _THINKING,
+       r"encrypted_content`? was not issued to this caller"),
+    _p("responses-reasoning-content", "openai-responses", "E601", "a reasoning item carrying plaintext content",
+       r"input\[\d+\]\.content'?: array too long"),
+    _p("responses-bad-item-id", "openai-responses", "E601", "a stored item id the API does not accept",
+       r"invalid 'input\[\d+\]\.id'"),
+    # DeepSeek
+    _p("insufficient-tool-messages", "deepseek", "W103", _ORPHAN_CALL, r"insufficient tool messages following"),
+    _p("deepseek-missing-reasoning", "deepseek", "E601", "thinking-mode reasoning not passed back",
+       r"missing `?reasoning_content`? field in the assistant message"),
+    _p("deepseek-reasoning-passback", "deepseek", "E601", "thinking-mode reasoning not passed back",
+       r"in the thinking mode must be passed back to the api"),
+    # Google Gemini / Vertex
+    _p("gemini-call-placement", "google", "W108", "a function call turn not right after a user or function-response turn",
+       r"function call turn comes immediately after a user turn"),
+    _p("gemini-response-placement", "google", "W104", _ORPHAN_RESULT,
+       r"function response turn comes immediately after a function call turn"),
+    _p("gemini-thought-signature", "google", "E601", _THINKING, r"thought signature is not valid"),
+    # Amazon Bedrock Converse
+    _p("bedrock-blank-text", "bedrock", "W102", _BLANK_PART,
+       r"text field in the contentblock object at", r"is blank"),
+    _p("bedrock-alternate", "bedrock", "W109", "two messages of one role in a row",
+       r"conversation must alternate between user and assistant roles"),
+    _p("bedrock-empty-content", "bedrock", "W101", _EMPTY_MESSAGE,
+       r"content field in the message object at", r"is empty"),
+    # Mistral
+    _p("mistral-tool-call-id", "mistral", "E601", "a tool call id written by another provider",
+       r"tool call id was", r"but must be a-z, a-z, 0-9, with a length of 9"),
+    _p("mistral-tool-order", "mistral", "W104", _ORPHAN_RESULT, r"unexpected role '?(?:roleenum\.)?tool"),
+    _p("mistral-user-after-tool", "mistral", "E601", "a user message right after tool results, with no assistant turn",
+       r"unexpected role '?user'? after role '?tool"),
+    _p("mistral-pairing", "mistral", "W103", "tool calls and results that do not pair up",
+       r"not the same number of function calls and responses"),
+    _p("mistral-empty-assistant", "mistral", "W101", _EMPTY_MESSAGE,
+       r"assistant message must have either content or tool_calls"),
+    # Others
+    _p("ark-missing-text", "volcengine", "W102", _BLANK_PART, r"missingparameter: input\.content\.text"),
+    _p("chat-template-tool-role", "local", "W104", _ORPHAN_RESULT,
+       r"message has tool role, but there was no previous assistant message with a tool call"),
+    # Generic kimi-code §8 fallbacks
+    _p("tool-call-id-not-found", "openai", "W104", _ORPHAN_RESULT, r"tool_call_id", r"not found"),
+    _p("unexpected-tool-result", "anthropic", "W104", _ORPHAN_RESULT, r"unexpected\s{1,8}`?tool_result"),
+    _p("tool-use-without-result", "anthropic", "W103", _ORPHAN_CALL, r"tool_use", r"tool_result"),
+    _p("tool-result-without-use", "anthropic", "W104", _ORPHAN_RESULT, r"tool_result", r"tool_use"),
+    _p("first-message-user", "anthropic", "W108", "the history does not start with a user message",
+       r"first message must use the ", r"user", r" role"),
+    _p("roles-alternate", "anthropic", "W109", "two messages of one role in a row", r"roles must alternate"),
+    _p("multiple-roles-in-a-row", "anthropic", "W109", "two messages of one role in a row",
+       r"multiple ", r"user|assistant", r" roles in a row"),
+]  # fmt: skip
 
 _POSITION = [
-    (re.compile(r"position (\d+)"), "position"),
-    (re.compile(r"messages\.(\d+)"), "messages"),
-    (re.compile(r"input\[(\d+)\]"), "input"),
+    (re.compile(r"position (\d{1,9})"), "position"),
+    (re.compile(r"messages\.\[?(\d{1,9})"), "messages"),
+    (re.compile(r"input\[(\d{1,9})\]"), "input"),
+    (re.compile(r"message index (\d{1,9})"), "index"),
 ]
+_CONTENT_INDEX = re.compile(r"messages\.\[?\d{1,9}\]?\.content\.(\d{1,9})")
+_ROLE = re.compile(r"with role ['\"`]?([a-z]{1,20})")
 
 
 def match_rejection(text: str) -> RejectionMatch | None:
-    """The first structural-rejection pattern `text` matches, with the index it names."""
-    lowered = text.lower()
-    for pattern in PATTERNS:
-        if pattern.regex.search(lowered):
-            return RejectionMatch(pattern, *_position(lowered))
+    """The first structural-rejection pattern `text` matches, with the index it names.
+
+    Wrapped errors (`API Error: 400 {...}`, OpenRouter `metadata.raw`, `Error code: 400 - {...}`)
+    are unwrapped first; the position may also come from the error's `param` field.
+    """
+    unwrapped = unwrap(text)
+    for candidate in dict.fromkeys((unwrapped.message, text)):
+        lowered = candidate.lower()
+        for pattern in PATTERNS:
+            if pattern.search(lowered):
+                return _match(pattern, lowered, unwrapped.param)
     return None
 
 
-def _position(lowered: str) -> tuple[int | None, str | None]:
+def _match(pattern: Pattern, lowered: str, param: str | None) -> RejectionMatch:
+    position, kind = find_position(lowered)
+    if position is None and param:
+        position, kind = find_position(param.lower())
+    content = _CONTENT_INDEX.search(lowered)
+    role = _ROLE.search(lowered)
+    return RejectionMatch(
+        pattern,
+        position,
+        kind,
+        int(content.group(1)) if content else None,
+        role.group(1) if role else None,
+    )
+
+
+def find_position(lowered: str) -> tuple[int | None, str | None]:
+    """The request index a (lower-cased) error names, and how it names it."""
     for regex, kind in _POSITION:
         m = regex.search(lowered)
         if m:
             return int(m.group(1)), kind
     return None, None
+
+
+# --------------------------------------------------------------------------- unwrapping
+
+MAX_UNWRAP_CHARS = 1_000_000
+_STATUS = re.compile(r"\b([45]\d\d)\b")
+_PREFIX = re.compile(
+    r"(?:api error|error code|capierror|apistatuserror|badrequesterror|validationexception|http|error)"
+    r"[ \t]{0,8}:?[ \t]{0,8}(?:[45]\d\d\b)?[ \t]{0,8}-?[ \t]{0,8}:?[ \t]{0,8}",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ProviderError:
+    """A pasted or stored provider error with its wrappers taken off."""
+
+    message: str  # the innermost human-readable message
+    status: int | None = None  # HTTP status, when the text or the body names one
+    param: str | None = None  # OpenAI `param` (e.g. `messages.[3].role`)
+    upstream: str | None = None  # the provider a gateway (OpenRouter) names
+    type: str | None = None  # the error type (`invalid_request_error`, ...)
+
+
+def unwrap(text: str, depth: int = 0) -> ProviderError:
+    """Take off client prefixes and JSON/Python-dict bodies, down to the innermost message."""
+    status = _status(text)
+    body = _body(text) if depth < 5 and len(text) <= MAX_UNWRAP_CHARS else None
+    if body is None:
+        return ProviderError(strip_prefixes(text), status)
+    found = _dig(body, depth)
+    if found is None:
+        return ProviderError(strip_prefixes(text), status)
+    return ProviderError(
+        found.message,
+        found.status or status,
+        found.param,
+        found.upstream,
+        found.type,
+    )
+
+
+def strip_prefixes(text: str) -> str:
+    """`API Error: 400 msg`, `Error code: 400 - msg`, `ValidationException: msg` -> `msg`."""
+    out = text.strip()
+    for _ in range(4):
+        m = _PREFIX.match(out)
+        if not m or m.end() == 0:
+            break
+        out = out[m.end() :].lstrip()
+    return out
+
+
+def _status(text: str) -> int | None:
+    m = _STATUS.search(text[:200])
+    return int(m.group(1)) if m else None
+
+
+def _body(text: str) -> object | None:
+    start = text.find("{")
+    end = text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    chunk = text[start : end + 1]
+    try:
+        return orjson.loads(chunk)
+    except orjson.JSONDecodeError:
+        pass
+    try:  # Python SDKs print the body as a dict repr: {'error': {'message': "..."}}
+        return ast.literal_eval(chunk)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _dig(body: object, depth: int) -> ProviderError | None:
+    if isinstance(body, list) and body:
+        body = body[0]
+    if not isinstance(body, dict):
+        return None
+    err = body.get("error", body)
+    if isinstance(err, str):
+        return ProviderError(err, _int(body.get("status")) or _int(body.get("code")))
+    if not isinstance(err, dict):
+        return None
+    meta = err.get("metadata")
+    raw = meta.get("raw") if isinstance(meta, dict) else None
+    if isinstance(raw, str) and raw.strip():
+        inner = unwrap(raw, depth + 1)
+        upstream = meta.get("provider_name") if isinstance(meta, dict) else None
+        return ProviderError(inner.message, inner.status or _int(err.get("code")), inner.param,
+                             upstream if isinstance(upstream, str) else inner.upstream, inner.type)  # fmt: skip
+    message = next((err[k] for k in ("message", "detail", "Message") if isinstance(err.get(k), str)), None)
+    if message is None:
+        return None
+    inner = unwrap(message, depth + 1) if "{" in message else None
+    if inner is not None and inner.message != strip_prefixes(message):
+        return inner
+    param = err.get("param")
+    kind = err.get("type")
+    return ProviderError(
+        message,
+        _int(err.get("code")) or _int(body.get("status")),
+        param if isinstance(param, str) else None,
+        None,
+        kind if isinstance(kind, str) else None,
+    )
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit() and len(value) == 3:
+        return int(value)
+    return None

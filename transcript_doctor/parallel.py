@@ -1,0 +1,241 @@
+"""Scanning many inputs: in this process, or in worker processes with the same result.
+
+Each input is scanned by `scan_one`, which turns any failure of that input (including a bug in a
+check) into a `FileResult` with `error` set, so one bad file never stops the others. Workers get
+inputs in chunks and return results per chunk; the caller sorts by path, so the report is the same
+whatever the number of workers. A worker process that dies takes only its own chunk down: the
+inputs it took down are rescanned one at a time, and the one that kills its process is reported.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from .model import FileResult, TdocError
+from .text import excerpt
+
+if TYPE_CHECKING:
+    from .core import ScanConfig
+
+Input = tuple[Path, str]
+
+# With jobs left to tdoc, worker processes are used only when the work can pay for starting them.
+AUTO_MIN_FILES = 8
+AUTO_MIN_BYTES = 16 * 1024 * 1024
+MAX_CHUNK = 32
+MAX_WORKER_DEATHS = 3
+WORKER_DIED = "internal error: the worker process scanning this input died"
+
+
+class Progress(Protocol):
+    """What `scan` tells an observer (a progress bar) about the work."""
+
+    def start(self, files: int, total_bytes: int) -> None: ...
+
+    def advance(self, files: int, nbytes: int) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def scan_one(path: Path, display: str, config: ScanConfig) -> FileResult:
+    """Scan one input; whatever goes wrong becomes the input's `error`, never an exception."""
+    from .core import scan_file
+
+    try:
+        return scan_file(path, display, config, config.codes(display))
+    except TdocError as exc:
+        return FileResult(path=display, format=None, error=str(exc))
+    except Exception as exc:  # a bug in a reader or check: report it against this input only
+        error = f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
+        return FileResult(path=display, format=None, error=error)
+
+
+def cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def workers_for(inputs: Sequence[Input], jobs: int | None, sizes: Sequence[int]) -> int:
+    """How many worker processes to use (1: scan in this process)."""
+    if jobs is not None and jobs < 0:
+        raise TdocError(f"-j/--jobs must be 0 (auto) or more, not {jobs}")
+    if len(inputs) < 2:
+        return 1
+    if jobs:
+        return min(jobs, len(inputs))
+    if len(inputs) < AUTO_MIN_FILES and sum(sizes) < AUTO_MIN_BYTES:
+        return 1
+    return min(cpu_count(), len(inputs))
+
+
+def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = None) -> list[FileResult]:
+    """Scan every input, in this process or in workers; results in input order."""
+    sizes = [_size(path, display) for path, display in inputs]
+    workers = workers_for(inputs, config.jobs, sizes)
+    if progress is not None:
+        progress.start(len(inputs), sum(sizes))
+    try:
+        if workers == 1:
+            return _run_serial(inputs, config, sizes, progress)
+        return _run_pool(inputs, config, sizes, workers, progress)
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+def _run_serial(
+    inputs: Sequence[Input], config: ScanConfig, sizes: Sequence[int], progress: Progress | None
+) -> list[FileResult]:
+    results = []
+    for (path, display), size in zip(inputs, sizes):
+        results.append(scan_one(path, display, config))
+        if progress is not None:
+            progress.advance(1, size)
+    return results
+
+
+def _run_pool(
+    inputs: list[Input], config: ScanConfig, sizes: Sequence[int], workers: int, progress: Progress | None
+) -> list[FileResult]:
+    results: list[FileResult | None] = [None] * len(inputs)
+    remote = []
+    for i, (path, display) in enumerate(inputs):
+        if display == "-":  # stdin can only be read here
+            results[i] = scan_one(path, display, config)
+            _advance(progress, [i], sizes)
+        else:
+            remote.append(i)
+    lost = _pool_round(inputs, remote, config, workers, results, sizes, progress)
+    if lost:
+        _isolate(inputs, lost, config, results, sizes, progress)
+    return [r for r in results if r is not None]
+
+
+def _pool_round(
+    inputs: list[Input],
+    indexes: list[int],
+    config: ScanConfig,
+    workers: int,
+    results: list[FileResult | None],
+    sizes: Sequence[int],
+    progress: Progress | None,
+) -> list[int]:
+    """Scan `indexes` in a pool of `workers`; returns the indexes lost to a worker that died."""
+    lost: list[int] = []
+    with _executor(workers) as pool:
+        futures = [
+            (chunk, pool.submit(_scan_chunk, [inputs[i] for i in chunk], config))
+            for chunk in _chunks(indexes, workers)
+        ]
+        try:
+            for chunk, future in futures:
+                try:
+                    for i, result in zip(chunk, future.result()):
+                        results[i] = result
+                except BrokenProcessPool:
+                    lost.extend(chunk)
+                    continue
+                _advance(progress, chunk, sizes)
+        except BaseException:
+            _abandon(pool, [f for _, f in futures])
+            raise
+    return lost
+
+
+def _isolate(
+    inputs: list[Input],
+    pending: list[int],
+    config: ScanConfig,
+    results: list[FileResult | None],
+    sizes: Sequence[int],
+    progress: Progress | None,
+) -> None:
+    """Rescan inputs a dead worker took down, in order, in one worker at a time.
+
+    With one worker the inputs run one after another, so the first one whose future breaks is the
+    one that killed the process: it is reported, and a new worker goes on after it. After
+    MAX_WORKER_DEATHS such deaths the rest are scanned in this process.
+    """
+    deaths = 0
+    while pending and deaths < MAX_WORKER_DEATHS:
+        done = 0
+        with _executor(1) as pool:
+            futures = [pool.submit(_scan_chunk, [inputs[i]], config) for i in pending]
+            for i, future in zip(pending, futures):
+                done += 1
+                try:
+                    results[i] = future.result()[0]
+                except BrokenProcessPool:
+                    results[i] = FileResult(path=inputs[i][1], format=None, error=WORKER_DIED)
+                    deaths += 1
+                    break
+                finally:
+                    _advance(progress, [i], sizes)
+        pending = pending[done:]
+    for i in pending:  # workers keep dying whatever they scan: the pool, not an input, is at fault
+        results[i] = scan_one(*inputs[i], config)
+        _advance(progress, [i], sizes)
+
+
+def _advance(progress: Progress | None, indexes: list[int], sizes: Sequence[int]) -> None:
+    if progress is not None:
+        progress.advance(len(indexes), sum(sizes[i] for i in indexes))
+
+
+def _chunks(indexes: list[int], workers: int) -> Iterator[list[int]]:
+    size = max(1, min(MAX_CHUNK, len(indexes) // (workers * 8)))
+    for start in range(0, len(indexes), size):
+        yield indexes[start : start + size]
+
+
+def _scan_chunk(chunk: list[Input], config: ScanConfig) -> list[FileResult]:
+    return [scan_one(path, display, config) for path, display in chunk]
+
+
+def _executor(workers: int) -> ProcessPoolExecutor:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["transcript_doctor.parallel", "transcript_doctor.core"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker)
+
+
+def _init_worker() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        from .stores import kinds
+
+        kinds()  # discover store kinds (and register their checks) once per worker
+    except Exception:  # noqa: S110 - the same error reaches each input through scan_one
+        pass
+
+
+def _abandon(pool: ProcessPoolExecutor, futures: list[Future[list[FileResult]]]) -> None:
+    """Interrupted: drop queued work and stop the workers now rather than after their chunk."""
+    for future in futures:
+        future.cancel()
+    processes: dict[int, multiprocessing.Process] = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _size(path: Path, display: str) -> int:
+    if display == "-":
+        return 0
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
