@@ -25,6 +25,7 @@ class EngineV1:
         self.history: list[Msg] = []
         self.errors: list[str] = []
         self.error_lines: list[int] = []
+        self.unknown_step_lines: list[int] = []
         self.open_steps: dict[Any, Msg] = {}
         self.pending: dict[Any, None] = {}
         self.deferred: list[Msg] = []
@@ -133,6 +134,7 @@ class EngineV1:
     def _step_for(self, event: dict[str, Any], line: int, what: str) -> Msg | None:
         msg = self.open_steps.get(event.get("stepUuid"))
         if msg is None:
+            self.unknown_step_lines.append(line)
             self.error(line, f"{what} for step {event.get('stepUuid')!r}, which is not open")
         return msg
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from . import compaction as cx
 from .engine_v1 import EngineCrash, EngineV1
@@ -18,18 +18,25 @@ from .messages import Msg, for_transcript, public
 from .projection import project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
+from .vacuous import is_vacuous_content
+from ...text import excerpt
 from .steps import StepIndex
 from .transcript import TranscriptV1, TranscriptV2
 
 
 @dataclass
 class LegacyCompaction:
+    """A legacy compaction record as v1 applied it, with what a heal needs to re-align it."""
+
     line: int
+    offset: int
     field: str  # "compactedCount" or "count"
     count: int
     v1_len: int  # v1 history length when it was applied
-    dropped_below: list[Any]  # uuids of v2-dropped steps among v1 history[:min(count, len)]
     v1_branch: str  # "tail" | "kept-users"
+    vacuous_below: list[Any]  # uuids of vacuous step assistants in v1 history[:min(count, len)]
+    dropped_below: list[Any]  # those of them v2 had already dropped: the misalignment D
+    lost: list[dict[str, Any]]  # the messages v2's slice skips because of it (line, role, text)
 
 
 @dataclass
@@ -47,21 +54,26 @@ class KimiReplay:
     invalid: list[tuple[Record, str]] = field(default_factory=list)  # (record, type) failing the schema
     crash: dict[str, str] = field(default_factory=dict)  # engine -> message
     first_line: int | None = None
-    max_turn: tuple[int, Any] | None = None
+    v1_before_finish: list[Msg] = field(default_factory=list)  # v1 history before the end-of-resume close
 
     @property
     def problems(self) -> list[LineProblem]:
         return self.stats.problems
 
 
-def replay_file(path: Path, keep_transcripts: bool = True) -> KimiReplay:
+def replay_file(path: Path) -> KimiReplay:
     """Read and replay a journal; never raises on bad content (only on I/O errors)."""
+    with open(path, "rb") as fh:
+        return replay_stream(path, fh)
+
+
+def replay_stream(path: Path, fh: IO[bytes]) -> KimiReplay:
+    """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent)."""
     state = KimiReplay(path=path)
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
-    with open(path, "rb") as fh:
-        for item in read_records(fh, state.stats):
-            if isinstance(item, Record):
-                _feed(state, item)
+    for item in read_records(fh, state.stats):
+        if isinstance(item, Record):
+            _feed(state, item)
     _finish(state)
     return state
 
@@ -81,7 +93,7 @@ def _feed(state: KimiReplay, rec: Record) -> None:
         state.invalid.append((rec, rtype))
     state.steps.observe(rec)
     if rtype == "context.apply_compaction" and "v1" not in state.crash:
-        _note_legacy(state, data, rec.line)
+        _note_legacy(state, data, rec)
     _apply(state, "v1", state.v1, rtype, data, rec.line)
     if valid:
         _apply(state, "v2", state.v2, rtype, data, rec.line)
@@ -101,7 +113,7 @@ def _apply(state: KimiReplay, engine: str, target: Any, rtype: str, data: dict[s
         state.crash[engine] = f"line {line}: {type(exc).__name__} while applying {rtype}"
 
 
-def _note_legacy(state: KimiReplay, record: dict[str, Any], line: int) -> None:
+def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:
     if cx.is_number(record.get("keptUserMessageCount")) or record.get("legacyTail") is False:
         return
     field_name = "compactedCount" if cx.is_number(record.get("compactedCount")) else "count"
@@ -109,12 +121,41 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], line: int) -> None:
     if not cx.is_number(count):
         return
     history = state.v1.history
-    below = history[: max(0, min(int(count), len(history)))]
-    dropped = [m["_src"][1] for m in below if _src_kind(m) == "step" and m["_src"][1] in state.v2_dropped]
+    cut = max(0, min(int(count), len(history)))
+    vacuous = [m["_src"][1] for m in history[:cut] if _is_vacuous_step(m)]
+    dropped = [u for u in vacuous if u in state.v2_dropped]
     tail = "keptUserMessageCount" not in record and count < len(history)
     state.legacy.append(
-        LegacyCompaction(line, field_name, int(count), len(history), dropped, "tail" if tail else "kept-users")
+        LegacyCompaction(
+            line=rec.line,
+            offset=rec.offset,
+            field=field_name,
+            count=int(count),
+            v1_len=len(history),
+            v1_branch="tail" if tail else "kept-users",
+            vacuous_below=vacuous,
+            dropped_below=dropped,
+            lost=_lost_messages(state, history[cut:], len(dropped)) if dropped else [],
+        )
     )
+
+
+def _is_vacuous_step(m: Msg) -> bool:
+    return _src_kind(m) == "step" and not m.get("toolCalls") and is_vacuous_content(m.get("content") or [])
+
+
+def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[dict[str, Any]]:
+    """The first `count` messages v1 keeps after the cut that v2 (dropping steps) skips."""
+    lost = []
+    for m in after_cut:
+        if len(lost) >= count:
+            break
+        if _src_kind(m) == "step" and m["_src"][1] in state.v2_dropped:
+            continue
+        text = " ".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict) and p.get("type") == "text")
+        src = m.get("_src") or ()
+        lost.append({"role": m.get("role"), "line": src[-1] if src and src[0] != "synth" else None, "text": excerpt(text)})
+    return lost
 
 
 def _src_kind(m: Msg) -> str | None:
@@ -123,6 +164,7 @@ def _src_kind(m: Msg) -> str | None:
 
 
 def _finish(state: KimiReplay) -> None:
+    state.v1_before_finish = list(state.v1.history)
     if "v1" not in state.crash:
         state.v1.finish()
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .reader import Record
+from .vacuous import is_vacuous_part
 
 
 @dataclass
@@ -18,6 +19,7 @@ class StepRecords:
     ends: list[int] = field(default_factory=list)
     finish: str | None = None
     turn_id: Any = None
+    vacuous: bool = True  # every content part recorded so far is vacuous
 
     @property
     def lines(self) -> list[int]:
@@ -57,7 +59,9 @@ class StepIndex:
             step.ends.append(rec.line)
             step.finish = event.get("finishReason")
         elif kind == "content.part":
-            self.get(event.get("stepUuid")).parts.append(rec.line)
+            step = self.get(event.get("stepUuid"))
+            step.parts.append(rec.line)
+            step.vacuous = step.vacuous and is_vacuous_part(event.get("part"))
         elif kind == "tool.call":
             self.get(event.get("stepUuid")).calls.append(rec.line)
             self._call_step[event.get("toolCallId")] = event.get("stepUuid")

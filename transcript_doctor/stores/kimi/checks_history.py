@@ -1,0 +1,150 @@
+"""Replay checks for kimi journals: vacuous steps (W101), legacy compaction misalignment (C201),
+transcript length (C202), phantom steps (C203), engine divergence (C204), unknown step events
+(C205)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...model import Edit, Finding, Fix
+from ...text import excerpt
+from .messages import public
+from .plan import count_edit, is_phantom, new_count, removable_steps, step_delete_edits, step_is_vacuous
+from .projection import prefix_vacuous_positions
+from .steps import StepRecords
+
+
+def step_findings(mk: Any, state: Any) -> Iterator[Finding]:
+    removable = set(removable_steps(state))
+    in_history = _history_steps(state)
+    positions = _prefix_positions(state)
+    for uuid, step in state.steps.steps.items():
+        if step.begin is None:
+            continue
+        if uuid in state.v2_dropped:
+            yield _w101(mk, step, uuid in in_history, positions.get(uuid))
+        if is_phantom(step):
+            vacuous = step_is_vacuous(state, step)
+            fix = _remove_fix(step, "phantom") if vacuous and uuid in removable else None
+            how = "has no step.end" if not step.ends else f"ended with finishReason {step.finish!r}"
+            kept = "v2 keeps it partial until a later step settles it; v1 keeps it as a visible assistant"
+            yield mk("C203", f"step {uuid} {how} (a failed or abandoned attempt); {kept}",
+                     line=step.begin, end_line=step.lines[-1], engine="both", fix=fix,
+                     evidence={"step": uuid, "vacuous": vacuous, "finishReason": step.finish,
+                               "v2_dropped": uuid in state.v2_dropped})
+
+
+def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Finding:
+    uuid = step.uuid
+    if position is not None:
+        severity, text = None, (
+            f"assistant step {uuid} recorded only empty thinking; a pre-fix build sends it at request position "
+            f"{position} and the provider rejects every request with 'must not be empty'; v2 drops the step")
+    elif live:
+        severity, text = "warning", (
+            f"assistant step {uuid} recorded nothing sendable; v1 keeps it in the history (its projection hides "
+            "it), v2 drops it, so the two histories count messages differently")
+    else:
+        severity, text = "info", (
+            f"assistant step {uuid} recorded nothing sendable; it is no longer in the live history but its "
+            "records remain and v1 counted it where v2 did not")
+    return mk("W101", text, line=step.begin, end_line=step.lines[-1], engine="v1", position=position,
+              severity=severity, fix=_remove_fix(step, "vacuous"),
+              evidence={"step": uuid, "records": len(step.lines), "in_live_history": live})
+
+
+def _remove_fix(step: StepRecords, what: str) -> Fix:
+    return Fix("safe", f"remove the {len(step.lines)} records of {what} step {step.uuid}", step_delete_edits(step))
+
+
+def _history_steps(state: Any) -> set[Any]:
+    return {m["_src"][1] for m in state.v1.history if (m.get("_src") or ("",))[0] == "step"}
+
+
+def _prefix_positions(state: Any) -> dict[Any, int]:
+    """Step uuid -> the request position a pre-fix v1 build would send it at."""
+    if "v1" in state.crash:
+        return {}
+    out = {}
+    for index, position in prefix_vacuous_positions(state.v1.history, "v1"):
+        src = state.v1.history[index].get("_src") or ()
+        if src and src[0] == "step":
+            out[src[1]] = position
+    return out
+
+
+def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
+    removable = set(removable_steps(state))
+    for lc in state.legacy:
+        if not lc.dropped_below:
+            continue
+        d = len(lc.dropped_below)
+        value = new_count(lc, removable)
+        edits: list[Edit] = [count_edit(state, lc, value)] if _can_read(state) else []
+        for uuid in lc.vacuous_below:
+            if uuid in removable:
+                edits.extend(step_delete_edits(state.steps.steps[uuid]))
+        lost = ", ".join(f"{m['role']} (line {m['line']})" for m in lc.lost) or "nothing visible"
+        fix = Fix("safe", f"lower {lc.field} from {lc.count} to {value} and remove the {len(lc.vacuous_below)} "
+                  "vacuous steps below the cut", tuple(edits)) if edits else None
+        yield mk("C201", f"legacy compaction {lc.field}={lc.count} counts {d} vacuous step(s) that v2 drops; "
+                 f"v2 replay keeps history[{lc.count}:] and loses {d} real message(s): {lost}",
+                 line=lc.line, engine="v2", fix=fix,
+                 evidence={"D": d, "field": lc.field, "count": lc.count, "new_count": value,
+                           "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch})
+
+
+def _can_read(state: Any) -> bool:
+    return state.path.is_file()
+
+
+def transcript_findings(mk: Any, state: Any) -> Iterator[Finding]:
+    checks = (("v1", state.t1.folded, len(state.v1_before_finish)), ("v2", state.t2.folded_length, len(state.v2.history)))
+    for engine, folded, live in checks:
+        if engine in state.crash or folded == live:
+            continue
+        yield mk("C202", f"engine {engine}'s transcript believes the live history has {folded} messages but it has "
+                 f"{live}; the messages view splices the live tail at the wrong place",
+                 line=None, engine=engine, evidence={"foldedLength": folded, "live_length": live})
+
+
+def divergence_findings(mk: Any, state: Any, c201: bool) -> Iterator[Finding]:
+    if c201 or state.crash:
+        return
+    v1 = [_norm(m) for m in state.v1_before_finish if not _dropped_step(state, m)]
+    v2 = [_norm(m) for m in state.v2.history]
+    if v1 == v2:
+        return
+    index = next((i for i, (a, b) in enumerate(zip(v1, v2)) if a != b), min(len(v1), len(v2)))
+    yield mk("C204", f"engines v1 and v2 replay this journal to different histories from index {index} "
+             f"(v1 {len(v1)} messages, v2 {len(v2)}), beyond the vacuous steps v2 drops",
+             line=None, engine="both",
+             evidence={"index": index, "v1_length": len(v1), "v2_length": len(v2),
+                       "v1_message": _brief(v1[index] if index < len(v1) else None),
+                       "v2_message": _brief(v2[index] if index < len(v2) else None)})
+
+
+def _dropped_step(state: Any, m: dict[str, Any]) -> bool:
+    src = m.get("_src") or ()
+    return bool(src) and src[0] == "step" and src[1] in state.v2_dropped
+
+
+def _norm(m: dict[str, Any]) -> Any:
+    pub = public(m)
+    pub.pop("partial", None)
+    return pub
+
+
+def _brief(m: Any) -> Any:
+    if m is None:
+        return None
+    texts = [p.get("text") or p.get("think") or "" for p in m.get("content") or [] if isinstance(p, dict)]
+    return {"role": m.get("role"), "text": excerpt(" ".join(t for t in texts if isinstance(t, str)))}
+
+
+def unknown_step_findings(mk: Any, state: Any) -> Iterator[Finding]:
+    for line in state.v1.unknown_step_lines:
+        fix = Fix("unsafe", f"drop the event on line {line}", (Edit("delete", line=line),))
+        yield mk("C205", f"line {line} is a loop event for a step that is not open; engine v1 throws on it and "
+                 "the whole session fails to load", line=line, engine="v1", fix=fix, evidence={})

@@ -1,0 +1,88 @@
+"""Heal planning for kimi journals (reference §9): which steps can go, and the count edits that
+keep legacy compactions aligned once they are gone.
+
+Pure functions over a `KimiReplay`; the heal engine (heal.py) verifies every plan by replaying
+the healed journal with both engines before it writes anything.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from ...model import Edit
+from .replay import KimiReplay, LegacyCompaction
+from .steps import StepRecords
+
+FAILED = ("error", "interrupted")
+
+
+def is_phantom(step: StepRecords) -> bool:
+    """A step that never settled on its own: no `step.end`, or one that reports failure."""
+    return step.begin is not None and (not step.ends or step.finish in FAILED)
+
+
+def step_is_vacuous(state: KimiReplay, step: StepRecords) -> bool:
+    """No tool calls or results, and every part it recorded is vacuous (or it recorded none)."""
+    return not step.calls and not step.results and step.vacuous
+
+
+def removable_steps(state: KimiReplay) -> list[Any]:
+    """The default removal set: every step v2 drops at settle, plus vacuous steps that never
+    settled (v2 keeps them partial forever, v1 keeps them visible)."""
+    out = []
+    for uuid, step in state.steps.steps.items():
+        if step.begin is None:
+            continue
+        if uuid in state.v2_dropped or (is_phantom(step) and step_is_vacuous(state, step)):
+            out.append(uuid)
+    return out
+
+
+def step_delete_edits(step: StepRecords) -> tuple[Edit, ...]:
+    return tuple(Edit("delete", line=n) for n in step.lines)
+
+
+def new_count(lc: LegacyCompaction, removed: set[Any]) -> int:
+    """The compaction's count once the removed steps below its cut are gone from the writer history."""
+    return lc.count - sum(1 for uuid in lc.vacuous_below if uuid in removed)
+
+
+_COUNT_KEY = {name: re.compile(rb'(?<!\\)"' + name.encode() + rb'"(\s*:\s*)(-?\d+)') for name in ("compactedCount", "count")}
+
+
+def rewrite_count(raw: bytes, field: str, value: int) -> bytes:
+    """`raw` with its top-level `field` set to `value`, every other byte unchanged when possible."""
+    matches = list(_COUNT_KEY[field].finditer(raw))
+    if len(matches) == 1:
+        m = matches[0]
+        candidate = raw[: m.start(2)] + str(value).encode() + raw[m.end(2) :]
+        if _same_but(raw, candidate, field, value):
+            return candidate
+    data = orjson.loads(raw)
+    data[field] = value
+    return orjson.dumps(data)
+
+
+def _same_but(raw: bytes, candidate: bytes, field: str, value: int) -> bool:
+    try:
+        before, after = orjson.loads(raw), orjson.loads(candidate)
+    except orjson.JSONDecodeError:
+        return False
+    before[field] = value
+    return before == after
+
+
+def read_line(state: KimiReplay, offset: int) -> bytes:
+    """The raw bytes of the line starting at `offset` (without its line ending)."""
+    with open(state.path, "rb") as fh:
+        fh.seek(offset)
+        line = fh.readline()
+    return line.rstrip(b"\n").rstrip(b"\r")
+
+
+def count_edit(state: KimiReplay, lc: LegacyCompaction, value: int) -> Edit:
+    raw = read_line(state, lc.offset)
+    return Edit("replace", line=lc.line, text=rewrite_count(raw, lc.field, value).decode("utf-8"))

@@ -1,0 +1,184 @@
+"""The kimi-code store kind: a `wire.jsonl` journal, or a debug export zip of a session."""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...model import TdocError
+from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from .projection import project
+from .replay import KimiReplay, replay_file, replay_object, replay_stream
+from .steps import StepRecords
+
+# Record types only kimi-code journals carry; a header-less journal is recognised by these.
+_KIMI_TYPES = (b'"context.append_message"', b'"context.append_loop_event"', b'"turn.prompt"', b'"config.update"')
+
+
+@dataclass
+class Session:
+    """One agent's journal inside a store."""
+
+    id: str | None
+    member: str | None  # path inside an export zip
+    replay: KimiReplay
+
+
+class KimiStore(Store):
+    format = "kimi-wire"
+    system = "kimi"
+
+    def __init__(self, path: Path, display: str, sessions: list[Session], readonly: bool) -> None:
+        super().__init__(path, display)
+        self.sessions = sessions
+        self.readonly = readonly
+
+    @property
+    def session_count(self) -> int:
+        return len(self.sessions)
+
+    @property
+    def record_count(self) -> int:
+        return sum(s.replay.stats.records for s in self.sessions)
+
+    def engines(self, options: Options) -> tuple[str, ...]:
+        return ("v1", "v2") if options.engine in ("auto", "both") else (options.engine,)
+
+    def replay(self, options: Options) -> Any:
+        engine = options.engine if options.engine in ("v1", "v2") else "v2"
+        chosen = [s for s in self.sessions if options.session in (None, s.id)]
+        if not chosen:
+            raise TdocError(f"{self.display}: no session {options.session!r}")
+        objs = []
+        for s in chosen:
+            obj = replay_object(s.replay, engine)
+            if s.id is not None:
+                obj["session"] = s.id
+            objs.append(obj)
+        return objs[0] if len(objs) == 1 else objs
+
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        for s in self.sessions:
+            if session not in (None, s.id):
+                continue
+            return locate_position(s, position)
+        return None
+
+    def heal(self, findings: list, options: HealOptions) -> HealResult:
+        if self.readonly:
+            raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")
+        from .heal import heal_store
+
+        return heal_store(self, findings, options)
+
+
+def locate_position(session: Session, position: int) -> dict[str, Any] | None:
+    """The records behind the message a pre-fix v1 request sends at `position`."""
+    state = session.replay
+    if "v1" in state.crash:
+        return None
+    projection = project(state.v1.history, "v1", prefix=True)
+    if not 0 <= position < len(projection.messages):
+        return None
+    lines: list[int] = []
+    for index in projection.sources[position]:
+        lines.extend(message_lines(state, state.v1.history[index]))
+    return {
+        "session": session.id,
+        "line": min(lines) if lines else None,
+        "end_line": max(lines) if lines else None,
+        "row": None,
+        "table": None,
+        "role": projection.messages[position].get("role"),
+    }
+
+
+def message_lines(state: KimiReplay, msg: dict[str, Any]) -> list[int]:
+    """Journal lines that produced a history message."""
+    src = msg.get("_src")
+    if not src:
+        return []
+    if src[0] == "step":
+        step: StepRecords | None = state.steps.steps.get(src[1])
+        return step.lines if step else [src[2]]
+    if src[0] == "rec":
+        return [src[1]]
+    return []
+
+
+class KimiKind(StoreKind):
+    format = "kimi-wire"
+    system = "kimi"
+    jsonl = True
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        if head.startswith(b"PK\x03\x04"):
+            return _zip_has_journal(path)
+        first = _first_line(head)
+        if first is None:
+            return False
+        try:
+            obj = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            # A broken first line: still ours if kimi record types follow.
+            return any(t in head for t in _KIMI_TYPES)
+        if not isinstance(obj, dict):
+            return False
+        if obj.get("type") == "metadata" and "protocol_version" in obj:
+            return True
+        return isinstance(obj.get("type"), str) and any(t in head for t in _KIMI_TYPES)
+
+    def open(self, path: Path, display: str, options: Options) -> Store:
+        if zipfile.is_zipfile(path):
+            return _open_zip(path, display)
+        try:
+            state = replay_file(path)
+        except OSError as exc:
+            raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        if state.stats.records == 0 and not state.problems:
+            raise TdocError(f"{display}: empty journal, nothing to read")
+        if state.stats.records == 0:
+            first = state.problems[0]
+            raise TdocError(f"{display}: no readable record (line {first.line}: {first.detail})")
+        agent = path.parent.name if path.parent.parent.name == "agents" else None
+        return KimiStore(path, display, [Session(agent, None, state)], readonly=False)
+
+
+def _first_line(head: bytes) -> bytes | None:
+    for line in head.split(b"\n"):
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def _journal_members(zf: zipfile.ZipFile) -> list[str]:
+    return sorted(
+        n for n in zf.namelist() if n.endswith("/wire.jsonl") and "/agents/" in f"/{n}" and not n.startswith("__MACOSX")
+    )
+
+
+def _zip_has_journal(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return "manifest.json" in zf.namelist() and bool(_journal_members(zf))
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _open_zip(path: Path, display: str) -> KimiStore:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            sessions = []
+            for member in _journal_members(zf):
+                agent = member.rstrip("/").split("/")[-2]
+                with zf.open(member) as fh:
+                    sessions.append(Session(agent, member, replay_stream(Path(member), fh)))
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TdocError(f"{display}: unreadable export zip ({exc})") from None
+    if not sessions:
+        raise TdocError(f"{display}: export zip has no agents/<id>/wire.jsonl")
+    return KimiStore(path, display, sessions, readonly=True)
