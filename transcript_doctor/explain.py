@@ -79,6 +79,7 @@ def diagnose_error(text: str, path: str | None = None, session: str | None = Non
         "pattern": None,
         "provider": None,
         "rule": None,
+        "related": [],
         "cause": None,
         "position": None,
         "position_kind": None,
@@ -95,12 +96,17 @@ def diagnose_error(text: str, path: str | None = None, session: str | None = Non
     return result
 
 
+def _rule_dict(code: str) -> dict[str, Any]:
+    rule = RULES[code]
+    return {"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary}
+
+
 def _describe(match: RejectionMatch) -> dict[str, Any]:
-    rule = RULES[match.pattern.rule]
     return {
         "pattern": match.pattern.id,
         "provider": match.pattern.provider,
-        "rule": {"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary},
+        "rule": _rule_dict(match.pattern.rule),
+        "related": [_rule_dict(code) for code in match.pattern.related],
         "cause": match.pattern.description,
         "position": match.position,
         "position_kind": match.position_kind,
@@ -116,8 +122,8 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> tupl
     store = open_store(Path(path), path, Options(session=session))
     try:
         record = _locate(store, match, session)
-        code = match.pattern.rule
-        findings = check_store(store, ScanConfig(select=[code]), {code})
+        codes = [match.pattern.rule, *match.pattern.related]
+        findings = check_store(store, ScanConfig(select=codes), set(codes))
     finally:
         store.close()
     return record, [f.as_dict() for f in _nearest_first(findings, record)]
@@ -167,6 +173,8 @@ def _render(result: dict[str, Any], out: TextIO) -> None:
     console.print(_row("message", result["message"]))
     rule = result["rule"]
     console.print(_row("rule", f"{rule['code']} {rule['name']} ({rule['severity']}): {rule['summary']}"))
+    for other in result["related"]:
+        console.print(_row("or", f"{other['code']} {other['name']}: {other['summary']}"))
     console.print(_row("cause", _cause(result)))
     if result["position"] is not None:
         console.print(_row("index", _index(result)))
@@ -217,7 +225,8 @@ def _render_store(console: Console, result: dict[str, Any]) -> None:
         where = _where(f["path"], {**loc, "session": f["session"]})
         console.print(_row("finding", f"{where}  {f['code']} {f['message']}"))
     if not result["findings"]:
-        console.print(_row("finding", f"no {result['rule']['code']} finding in {result['path']}"))
+        codes = " or ".join([result["rule"]["code"], *(r["code"] for r in result["related"])])
+        console.print(_row("finding", f"no {codes} finding in {result['path']}"))
 
 
 def _where(path: str, record: dict[str, Any]) -> str:
@@ -235,9 +244,12 @@ def _where(path: str, record: dict[str, Any]) -> str:
 
 
 def _next_step(result: dict[str, Any]) -> Text:
-    code = result["rule"]["code"]
+    codes = ",".join([result["rule"]["code"], *(r["code"] for r in result["related"])])
     target = result["path"] or "SESSION_STORE"
-    return Text(f"next: tdoc scan {target} --select {code}   then: tdoc heal {target} --diff", style="dim")
+    if codes == "E601":
+        return Text(f"next: tdoc scan {target} --select E601 finds where the store recorded it "
+                    "(no automatic fix)", style="dim")  # fmt: skip
+    return Text(f"next: tdoc scan {target} --select {codes}   then: tdoc heal {target} --diff", style="dim")
 
 
 def _row(label: str, value: str) -> Text:

@@ -27,6 +27,7 @@ class Pattern:
     provider: str
     rule: str  # the tdoc rule whose finding this error is the symptom of (E601: no cause rule yet)
     description: str
+    related: tuple[str, ...] = ()  # other rules whose findings draw the same error
 
     def search(self, lowered: str) -> bool:
         """Whether every part occurs in `lowered`, in order, without overlapping."""
@@ -48,8 +49,8 @@ class RejectionMatch:
     role: str | None = None  # the role the error says the message has ("with role 'assistant'")
 
 
-def _p(id: str, provider: str, rule: str, description: str, *parts: str) -> Pattern:
-    return Pattern(id, tuple(re.compile(p) for p in parts), provider, rule, description)
+def _p(id: str, provider: str, rule: str, description: str, *parts: str, related: str = "") -> Pattern:
+    return Pattern(id, tuple(re.compile(p) for p in parts), provider, rule, description, tuple(related.split()))
 
 
 _Q = "['\"`]?"  # optional quote around a quoted identifier: ' " or `
@@ -67,11 +68,11 @@ PATTERNS: list[Pattern] = [
        rf"message at position \d+ with role {_Q}[a-z]+{_Q} must not be empty"),
     # Anthropic Messages API (also via Vertex, Bedrock and proxies)
     _p("anthropic-tool-use-without-result", "anthropic", "W103", _ORPHAN_CALL,
-       r"tool_use`? ids were found without `?tool_result`? blocks"),
+       r"tool_use`? ids were found without `?tool_result`? blocks", related="W107"),
     _p("anthropic-unexpected-tool-use-id", "anthropic", "W104", _ORPHAN_RESULT,
-       r"unexpected `?tool_use_id`? found in `?tool_result"),
+       r"unexpected `?tool_use_id`? found in `?tool_result", related="W106"),
     _p("anthropic-tool-result-count", "anthropic", "W103", "tool results missing right after their calls",
-       r"did not find \d+ tool_result block"),
+       r"did not find \d+ tool_result block", related="W107"),
     _p("tool-use-ids-unique", "anthropic", "W105", "two tool calls share an id", r"tool_use", r"ids must be unique"),
     _p("anthropic-empty-content", "anthropic", "W101", _EMPTY_MESSAGE,
        r"all messages must have non-empty content"),
@@ -96,11 +97,12 @@ PATTERNS: list[Pattern] = [
        r"the request body is not valid json"),
     _p("claude-code-tool-concurrency", "anthropic", "W103",
        "Claude Code's wording for a tool pairing error (orphan call or result, or a duplicate id)",
-       r"due to tool use concurrency issues"),
+       r"due to tool use concurrency issues", related="W104 W105"),
     # OpenAI Chat Completions and compatible gateways (Kimi and DeepSeek use the same words)
     _p("tool-calls-need-results", "openai", "W103", _ORPHAN_CALL,
-       rf"assistant message with\s{{1,8}}{_Q}tool_calls{_Q}\s{{1,8}}must be followed by tool messages"),
-    _p("tool-call-ids-no-response", "openai", "W103", _ORPHAN_CALL, r"tool_call_ids? did not have response messages"),
+       rf"assistant message with\s{{1,8}}{_Q}tool_calls{_Q}\s{{1,8}}must be followed by tool messages", related="W107"),
+    _p("tool-call-ids-no-response", "openai", "W103", _ORPHAN_CALL, r"tool_call_ids? did not have response messages",
+       related="W107"),
     _p("tool-role-needs-call", "openai", "W104", _ORPHAN_RESULT,
        rf"role\s{{1,8}}{_Q}tool{_Q}\s{{1,8}}must be a response to a prece?eding message"),
     _p("openai-null-content", "openai", "W101", _EMPTY_MESSAGE,
@@ -143,11 +145,13 @@ PATTERNS: list[Pattern] = [
     # Mistral
     _p("mistral-tool-call-id", "mistral", "E601", "a tool call id written by another provider",
        r"tool call id was", r"but must be a-z, a-z, 0-9, with a length of 9"),
+    _p("mistral-tool-first", "mistral", "W108", "a tool result right after the system prompt",
+       r"unexpected role '?tool'? after role '?system"),
     _p("mistral-tool-order", "mistral", "W104", _ORPHAN_RESULT, r"unexpected role '?(?:roleenum\.)?tool"),
     _p("mistral-user-after-tool", "mistral", "E601", "a user message right after tool results, with no assistant turn",
        r"unexpected role '?user'? after role '?tool"),
     _p("mistral-pairing", "mistral", "W103", "tool calls and results that do not pair up",
-       r"not the same number of function calls and responses"),
+       r"not the same number of function calls and responses", related="W104 W106"),
     _p("mistral-empty-assistant", "mistral", "W101", _EMPTY_MESSAGE,
        r"assistant message must have either content or tool_calls"),
     # Others

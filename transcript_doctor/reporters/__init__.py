@@ -1,4 +1,8 @@
-"""Output formats for scan reports; each reporter writes one Report to a text stream."""
+"""Output formats for scan reports; each reporter writes one Report to a text stream.
+
+Every reporter writes only its data to the stream (stdout): talk goes to stderr, and the exit
+code never depends on the format.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..core import Report
-from . import human, json_report, ndjson
+from . import github, human, json_report, ndjson, sarif
 
 Reporter = Callable[[Report, TextIO], None]
 
@@ -14,4 +18,6 @@ REPORTERS: dict[str, Reporter] = {
     "human": human.render,
     "json": json_report.render,
     "ndjson": ndjson.render,
+    "sarif": sarif.render,
+    "github": github.render,
 }
