@@ -1,0 +1,219 @@
+"""Rebuild turns from stream events, one event at a time, without counting a retry twice.
+
+Both format decoders (`v26`, `v27`) translate their records into calls on `Builder`. The builder
+owns the bookkeeping both formats share:
+
+* a second start of the same step key opens a new *attempt*; an attempt left open is `abandoned`;
+* streamed text accumulates per attempt and per reply key, so a retry that streams the same reply
+  again starts from empty instead of doubling the text;
+* a reply, tool call or result re-emitted with the same key replaces the earlier copy;
+* events that name a turn or step never started get one, opened at that line (streams are often
+  fetched from a cursor in the middle).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .turns import Call, ContextOp, Failure, Input, Reply, Step, Stream, Turn
+
+
+class Builder:
+    def __init__(self, version: str) -> None:
+        self.stream = Stream(version=version)
+        self.line = 0
+        self._turns: dict[str, Turn] = {}
+        self._current: Turn | None = None
+        self._owners: set[int] = set()  # steps touched by the records of the current line
+        self._line_steps: list[Step] = []
+        self._line_other = False  # the current line holds a record that belongs to no step
+
+    # ------------------------------------------------------------------ lines
+
+    def begin_line(self, line: int) -> None:
+        self.line = line
+        self._owners.clear()
+        self._line_steps = []
+        self._line_other = False
+
+    def end_line(self) -> None:
+        if len(self._line_steps) > 1 or (self._line_steps and self._line_other):
+            for step in self._line_steps:
+                step.shared = True
+
+    def _own(self, step: Step) -> Step:
+        if self.line not in step.lines:
+            step.lines.append(self.line)
+        if id(step) not in self._owners:
+            self._owners.add(id(step))
+            self._line_steps.append(step)
+        return step
+
+    def other(self) -> None:
+        """The current record belongs to the turn or session, not to a step."""
+        self._line_other = True
+
+    # ------------------------------------------------------------------ turns
+
+    def turn(self, turn_id: str | None) -> Turn:
+        """The turn named (or the open one), opened here when the stream never started it."""
+        if turn_id is None:
+            if self._current is not None:
+                return self._current
+            turn_id = f"turn@{self.line}"
+        turn = self._turns.get(turn_id)
+        if turn is None:
+            turn = Turn(id=turn_id, line=self.line)
+            self._turns[turn_id] = turn
+            self.stream.turns.append(turn)
+        self._current = turn
+        return turn
+
+    def start_turn(self, turn_id: str | None, trigger: Any = None) -> Turn:
+        self.other()
+        turn = self.turn(turn_id or f"turn@{self.line}")
+        if isinstance(trigger, dict) and turn.trigger is None:
+            turn.trigger = trigger
+        return turn
+
+    def end_turn(
+        self, turn_id: str | None, outcome: str, error: Failure | None = None, reply_parts: Any = None
+    ) -> None:
+        self.other()
+        turn = self.turn(turn_id)
+        turn.outcome = outcome
+        turn.end_line = self.line
+        if isinstance(reply_parts, list):
+            turn.reply_parts = [p for p in reply_parts if isinstance(p, str)]
+        if error is not None:
+            turn.failures.append(error)
+        for step in turn.steps:
+            if step.status == "open":
+                step.status = "abandoned"
+
+    def add_input(self, turn_id: str | None, kind: str | None, text: str, human: bool) -> None:
+        self.other()
+        self.turn(turn_id).inputs.append(Input(self.line, kind, text, human))
+
+    # ------------------------------------------------------------------ steps
+
+    def start_step(self, turn_id: str | None, key: str, retry_reason: str | None = None) -> Step:
+        turn = self.turn(turn_id)
+        previous = turn.last_step(key)
+        if previous is not None and previous.status == "open":
+            previous.status = "abandoned"
+        attempt = previous.attempt + 1 if previous else 1
+        step = Step(key=key, turn=turn.id, attempt=attempt, line=self.line, retry_reason=retry_reason)
+        turn.steps.append(step)
+        return self._own(step)
+
+    def step(self, turn_id: str | None, key: str | None) -> Step:
+        """The current attempt of step `key` (the turn's latest step when `key` is None)."""
+        turn = self.turn(turn_id)
+        step = turn.last_step(key) if key is not None else (turn.steps[-1] if turn.steps else None)
+        if step is None:
+            step = Step(key=key or f"step@{self.line}", turn=turn.id, attempt=1, line=self.line)
+            turn.steps.append(step)
+        return self._own(step)
+
+    def settle_step(
+        self,
+        turn_id: str | None,
+        key: str | None,
+        status: str,
+        finish_reason: str | None = None,
+        error: Failure | None = None,
+    ) -> Step:
+        step = self.step(turn_id, key)
+        if step.status in ("completed", "failed"):
+            return step  # a re-emitted settle: the first one stands
+        step.status = status
+        step.finish_reason = finish_reason
+        if error is not None:
+            error.turn, error.step = step.turn, step.key
+            step.error = error
+        for reply in step.replies:
+            if reply.finish_reason is None:
+                reply.finish_reason = finish_reason
+        return step
+
+    # ------------------------------------------------------------------ content
+
+    def append_text(self, step: Step, part: str, text: str, cumulative: bool = False) -> None:
+        step.partial[part] = text if cumulative else step.partial.get(part, "") + text
+
+    def append_reasoning(self, step: Step, text: str, cumulative: bool = False) -> None:
+        step.reasoning = text if cumulative else step.reasoning + text
+
+    def complete_reply(
+        self, step: Step, part: str, text: str | None, phase: str, finish_reason: str | None
+    ) -> Reply:
+        earlier = self._earlier_reply(step, part)
+        reply = Reply(
+            line=self.line,
+            turn=step.turn,
+            step=step.key,
+            attempt=step.attempt,
+            key=part,
+            text=text,
+            phase=phase,
+            finish_reason=finish_reason,
+            streamed=step.partial.pop(part, ""),
+            reemitted=earlier.reemitted + 1 if earlier else 0,
+        )
+        if earlier is not None and earlier in step.replies:
+            step.replies.remove(earlier)
+        step.replies.append(reply)
+        return reply
+
+    def _earlier_reply(self, step: Step, part: str) -> Reply | None:
+        turn = self._turns[step.turn]
+        for other in reversed(turn.steps):
+            if other.key != step.key:
+                continue
+            for reply in other.replies:
+                if reply.key == part:
+                    return reply
+        return None
+
+    def request_call(self, step: Step, call_id: str, name: str, arguments: Any) -> Call:
+        for call in step.calls:
+            if call.id == call_id:
+                return call  # re-emitted request
+        call = Call(id=call_id, name=name, input=arguments, line=self.line)
+        step.calls.append(call)
+        return call
+
+    def settle_call(
+        self, turn_id: str | None, call_id: str, outcome: str, output: Any = None, error: Any = None
+    ) -> Call | None:
+        turn = self.turn(turn_id)
+        for step in reversed(turn.steps):
+            for call in step.calls:
+                if call.id == call_id:
+                    self._own(step)
+                    if call.result_line is None:  # a re-emitted result does not replace the first
+                        call.result_line, call.outcome = self.line, outcome
+                        call.output, call.error = output, error
+                    return call
+        self.other()
+        return None
+
+    # ------------------------------------------------------------------ session
+
+    def context_op(self, turn_id: str | None, op: str, status: str, summary: str | None = None) -> None:
+        self.other()
+        entry = ContextOp(self.line, op, status, turn_id, summary)
+        if turn_id is not None or (self._current is not None and self._current.outcome is None):
+            turn = self.turn(turn_id)
+            entry.turn = turn.id
+            turn.context.append(entry)
+        else:
+            self.stream.context.append(entry)
+
+    def session_failure(self, error: Failure) -> None:
+        self.other()
+        self.stream.failures.append(error)
+
+    def finish(self) -> Stream:
+        return self.stream

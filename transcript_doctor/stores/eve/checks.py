@@ -1,0 +1,303 @@
+"""The rules for eve streams: S302, S303, S306, T403, C203, E601, and the reader's F-rules.
+
+Every finding points at the stream line of its record (`location.line`, 1-based) and names its turn
+in `evidence.turn`. `location.position` is set only by E601, to the request index the provider's
+error names: eve's model history lives in workflow state, so a stream line cannot be mapped to a
+request position with certainty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...model import Edit, Finding, Fix
+from ...patterns import match_rejection
+from ...rules.registry import checker, finding
+from ...text import excerpt, is_blank
+from ..base import Options
+from .filler import filler_kind
+from .markers import classify, normalise
+from .store import FORMAT, EveStore
+from .turns import TERMINAL_FINISH, Failure, Reply, Step, Turn
+
+
+def _find(store: EveStore, code: str, message: str, line: int | None, **fields: Any) -> Finding:
+    return finding(
+        code, message, path=store.display, format=FORMAT, session=store.stream.session_id, line=line, **fields
+    )
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return repr(excerpt(text, limit))
+
+
+@checker(FORMAT)
+def check_eve(store: EveStore, options: Options) -> Iterator[Finding]:
+    yield from _problems(store)
+    for turn in store.stream.turns:
+        yield from _markers(store, turn)
+        yield from _filler(store, turn)
+        yield from _non_terminal(store, turn)
+        yield from _phantoms(store, turn)
+    yield from _rejections(store)
+
+
+# --------------------------------------------------------------------------- F50x
+
+
+def _problems(store: EveStore) -> Iterator[Finding]:
+    for p in store.stream.problems:
+        fix = None
+        if p.code == "F501":
+            fix = Fix("safe", f"drop the torn final line {p.line}", (Edit("delete", line=p.line),))
+        yield _find(store, p.code, p.message, p.line, fix=fix, evidence=dict(p.evidence))
+
+
+# --------------------------------------------------------------------------- S302 / S303
+
+
+def delivered(turn: Turn, reply: Reply) -> bool:
+    """Whether the reply's text went out (v27 names the delivered reply parts on `turn.settled`)."""
+    if reply.text is None or is_blank(reply.text):
+        return False
+    if turn.reply_parts is not None and reply.phase == "reply":
+        return reply.key in turn.reply_parts
+    return True
+
+
+def _markers(store: EveStore, turn: Turn) -> Iterator[Finding]:
+    for reply in turn.replies:
+        if not delivered(turn, reply):
+            continue
+        assert reply.text is not None
+        kind = classify(reply.text)
+        if kind is None:
+            continue
+        evidence = _reply_evidence(turn, reply)
+        if kind == "in-prose":
+            message = (
+                f"{reply.phase} in turn {turn.id} holds the exact empty-delivery marker inside longer text "
+                f"({_quote(reply.text)}): an anywhere-matching eve silenced this answer, an exact-matching "
+                "one posted the literal tag"
+            )
+            yield _find(store, "S303", message, reply.line, evidence=evidence)
+            continue
+        evidence["normalised"] = excerpt(normalise(reply.text))
+        evidence["form"] = kind
+        if kind == "exact":
+            detail = "is exactly the empty-delivery marker, yet the stream records it as delivered text"
+        else:
+            detail = "is a mangled empty-delivery marker that strict matching does not recognise"
+        message = f"{reply.phase} in turn {turn.id} {detail}: {_quote(reply.text)} was posted as a message"
+        yield _find(store, "S302", message, reply.line, evidence=evidence)
+
+
+def _reply_evidence(turn: Turn, reply: Reply) -> dict[str, Any]:
+    return {
+        "turn": turn.id,
+        "step": reply.step,
+        "attempt": reply.attempt,
+        "phase": reply.phase,
+        "finish_reason": reply.finish_reason,
+        "text": excerpt(reply.text or ""),
+        "reemitted": reply.reemitted,
+    }
+
+
+# --------------------------------------------------------------------------- S306
+
+
+def _final_reply(turn: Turn) -> Reply | None:
+    for reply in reversed(turn.replies):
+        if reply.text is not None and not is_blank(reply.text):
+            return reply
+    return None
+
+
+def _filler(store: EveStore, turn: Turn) -> Iterator[Finding]:
+    if turn.human:
+        return
+    reply = _final_reply(turn)
+    if reply is None or reply.phase != "reply" or reply.finish_reason == "tool-calls":
+        return
+    if not delivered(turn, reply) or classify(reply.text) is not None:
+        return
+    verdict = filler_kind(reply.text)
+    if verdict is None:
+        return
+    evidence = _reply_evidence(turn, reply)
+    evidence.update(
+        filler=verdict.kind,
+        trigger=turn.trigger,
+        inputs=[{"line": i.line, "kind": i.kind} for i in turn.inputs],
+        session_has_human=any(t.human for t in store.stream.turns),
+    )
+    retry = _retry_evidence(turn, reply)
+    evidence["empty_response_retry"] = retry
+    why = "a promise of content that never came" if verdict.kind == "promise" else "self-narration with no data"
+    after = f" after an empty model reply (line {retry['empty_line']})" if retry.get("empty_line") else ""
+    if retry.get("retry_reason") and not after:
+        after = " after an empty-response retry"
+    message = (
+        f"unattended turn {turn.id} ({_trigger_label(turn)}) delivered filler{after}: "
+        f"{_quote(reply.text or '')} is {why}, not a report"
+    )
+    yield _find(store, "S306", message, reply.line, evidence=evidence)
+
+
+def _trigger_label(turn: Turn) -> str:
+    trigger = turn.trigger or {}
+    kind, name = trigger.get("kind"), trigger.get("name")
+    if kind:
+        return f"{kind} {name!r}" if name else str(kind)
+    kinds = sorted({i.kind for i in turn.inputs if i.kind})
+    return f"started by {', '.join(kinds)}" if kinds else "no human message"
+
+
+def _retry_evidence(turn: Turn, reply: Reply) -> dict[str, Any]:
+    """What the stream shows of an empty reply retried before this one (v27 shows most)."""
+    step = turn.last_step(reply.step)
+    out: dict[str, Any] = {"retry_reason": step.retry_reason if step else None, "empty_line": None}
+    for other in turn.steps:
+        if other.line >= reply.line or other is step:
+            continue
+        if other.settled and other.vacuous and other.finish_reason != "tool-calls":
+            out["empty_line"] = other.line
+    return out
+
+
+# --------------------------------------------------------------------------- T403
+
+
+def _non_terminal(store: EveStore, turn: Turn) -> Iterator[Finding]:
+    if turn.outcome is None:
+        return  # still running when the stream ends
+    reply = _final_reply(turn)
+    if reply is None:
+        return
+    reason = _non_terminal_reason(turn, reply)
+    if reason is None:
+        return
+    evidence = _reply_evidence(turn, reply)
+    evidence.update(reason=reason, turn_outcome=turn.outcome)
+    message = (
+        f"turn {turn.id} ended ({turn.outcome}) on a {reply.phase} that is not a final answer: {reason}; "
+        f"last text {_quote(reply.text or '')}"
+    )
+    yield _find(store, "T403", message, reply.line, evidence=evidence)
+
+
+def _non_terminal_reason(turn: Turn, reply: Reply) -> str | None:
+    step = turn.last_step(reply.step)
+    if reply.phase == "narration":
+        return "it is narration before tool activity and no reply followed"
+    finish = reply.finish_reason or (step.finish_reason if step else None)
+    if finish is not None and finish not in TERMINAL_FINISH:
+        return f"finish reason {finish!r}"
+    if step is not None and step.calls:
+        return "its step also requested tool calls"
+    if step is not None and step.status in ("failed", "abandoned"):
+        return f"its step {step.status}"
+    later = [s for s in turn.steps if s.line > reply.line and s.status in ("failed", "abandoned")]
+    if later:
+        return f"a later step {later[-1].status} (line {later[-1].line})"
+    if turn.outcome in ("failed", "cancelled"):
+        return f"the turn {turn.outcome} after it"
+    return None
+
+
+# --------------------------------------------------------------------------- C203
+
+
+def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
+    for step in turn.steps:
+        if step.status not in ("failed", "abandoned"):
+            continue
+        later = [s for s in turn.steps if s.line > step.line]
+        partial = step.streamed_text
+        evidence: dict[str, Any] = {
+            "turn": turn.id,
+            "step": step.key,
+            "attempt": step.attempt,
+            "status": step.status,
+            "partial_text": excerpt(partial) if partial else None,
+            "partial_chars": len(partial),
+            "tool_calls": [c.id for c in step.calls],
+            "error": {"code": step.error.code, "message": excerpt(step.error.message)} if step.error else None,
+            "retried_at": later[0].line if later else None,
+            "vacuous": step.vacuous,
+        }
+        yield _find(
+            store,
+            "C203",
+            _phantom_message(store, turn, step, partial, later),
+            step.line,
+            end_line=step.end_line if step.end_line != step.line else None,
+            fix=_phantom_fix(step),
+            evidence=evidence,
+        )
+
+
+def _phantom_message(store: EveStore, turn: Turn, step: Step, partial: str, later: list[Step]) -> str:
+    what = f"model run {step.key}" if store.stream.version == "27" else f"step {step.key}"
+    ended = "failed" if step.status == "failed" else "never settled"
+    if step.error:
+        ended += f" ({excerpt(step.error.message, 80)})"
+    streamed = f" after streaming partial text {_quote(partial)}" if partial else " with no output"
+    then = f"; the turn went on at line {later[0].line}" if later else f"; the turn ended {turn.outcome or 'open'}"
+    return f"{what} of turn {turn.id} (attempt {step.attempt}) {ended}{streamed}{then}"
+
+
+def _phantom_fix(step: Step) -> Fix | None:
+    """Safe only for an attempt that left nothing: no output, no error record, lines of its own."""
+    if not step.vacuous or step.error is not None or step.status != "abandoned" or step.shared:
+        return None
+    lines = sorted(step.lines)
+    edits = tuple(Edit("delete", line=n) for n in lines)
+    return Fix("safe", f"remove the {len(lines)} line(s) of the abandoned attempt {step.attempt}", edits)
+
+
+# --------------------------------------------------------------------------- E601
+
+
+def _rejections(store: EveStore) -> Iterator[Finding]:
+    groups: dict[tuple[str | None, str], list[Failure]] = {}
+    for failure in store.stream.all_failures():
+        if failure.message:
+            groups.setdefault((failure.turn, failure.message), []).append(failure)
+    for (turn_id, text), records in groups.items():
+        match = match_rejection(text)
+        if match is None:
+            continue
+        lines = sorted({f.line for f in records})
+        pattern = match.pattern
+        evidence = {
+            "turn": turn_id,
+            "lines": lines,
+            "scopes": [f.scope for f in records],
+            "code": records[0].code,
+            "error": excerpt(text),
+            "pattern": pattern.id,
+            "provider": pattern.provider,
+            "points_to": pattern.rule,
+            "position": match.position,
+            "position_kind": match.position_kind,
+            "position_record": None,  # the stream does not hold the request eve sent
+        }
+        where = f"turn {turn_id}" if turn_id else "the session"
+        at = f" (request index {match.position})" if match.position is not None else ""
+        message = (
+            f"{where} recorded a structural rejection from {pattern.provider} ({pattern.id}){at}: "
+            f"{_quote(text, 120)}; the history eve sends is malformed (see {pattern.rule}), "
+            "so every retry of it fails the same way"
+        )
+        yield _find(
+            store,
+            "E601",
+            message,
+            lines[0],
+            end_line=lines[-1] if len(lines) > 1 else None,
+            position=match.position,
+            evidence=evidence,
+        )

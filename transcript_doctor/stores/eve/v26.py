@@ -1,0 +1,183 @@
+"""Decode stream versions <= 26: one `{"type", "data", "meta"}` event per line.
+
+Text appends are deltas (`messageDelta`, v25+) or cumulative snapshots (`message`, v21-v24); both
+are read. `meta.id` (v20+) identifies an event: a second copy of one id (overlapping fetches of the
+same stream) is skipped. A durable step retry re-emits events with *new* ids; the builder folds those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .builder import Builder
+from .events import dict_or_empty, failure, input_text, is_human_kind, key_of, opt_str, text_of
+
+EVENT_TYPES = frozenset(
+    {
+        "session.started", "turn.started", "message.received", "step.started", "action.input.appended",
+        "actions.requested", "action.partial", "action.result", "input.requested", "input.resolved",
+        "task.started", "task.settled", "task.detached", "reasoning.appended", "reasoning.completed",
+        "message.appended", "message.completed", "result.completed", "compaction.requested",
+        "compaction.completed", "context.cleared", "authorization.required", "authorization.completed",
+        "step.completed", "step.failed", "turn.completed", "turn.failed", "turn.cancelled",
+        "session.waiting", "session.failed", "session.completed",
+    }
+)  # fmt: skip
+
+
+class V26Decoder:
+    def __init__(self, builder: Builder) -> None:
+        self.b = builder
+        self._seen: set[int] = set()
+        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "session.started": self._session_started,
+            "turn.started": lambda d: self.b.start_turn(opt_str(d.get("turnId")), d.get("trigger")),
+            "message.received": self._received,
+            "step.started": lambda d: self.b.start_step(
+                opt_str(d.get("turnId")), key_of(d.get("stepIndex")) or "0", opt_str(d.get("retryReason"))
+            ),
+            "message.appended": self._appended,
+            "message.completed": self._completed,
+            "reasoning.appended": self._reasoning,
+            "reasoning.completed": self._reasoning_completed,
+            "actions.requested": self._actions,
+            "action.result": self._action_result,
+            "step.completed": self._step_completed,
+            "step.failed": self._step_failed,
+            "turn.completed": lambda d: self.b.end_turn(opt_str(d.get("turnId")), "completed"),
+            "turn.failed": self._turn_failed,
+            "turn.cancelled": lambda d: self.b.end_turn(opt_str(d.get("turnId")), "cancelled"),
+            "compaction.requested": lambda d: self._context(d, "compaction", "requested"),
+            "compaction.completed": lambda d: self._context(d, "compaction", "completed"),
+            "context.cleared": lambda d: self._context(d, "clear", "completed"),
+            "session.failed": self._session_failed,
+            "session.completed": self._session_completed,
+        }
+
+    def apply(self, event: dict[str, Any]) -> str | None:
+        """Apply one event; a reason string when the event cannot be used."""
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            return "event without a string `type`"
+        data = dict_or_empty(event.get("data"))
+        if data is None:
+            return f"`{kind}` event whose `data` is not an object"
+        meta = event.get("meta")
+        event_id = meta.get("id") if isinstance(meta, dict) else None
+        if isinstance(event_id, str):
+            key = hash(event_id)
+            if key in self._seen:
+                self.b.stream.duplicates += 1
+                return None
+            self._seen.add(key)
+        handler = self._handlers.get(kind)
+        if handler is None:
+            self._step_scoped(data)
+            return None
+        handler(data)
+        self.b.stream.events += 1
+        return None
+
+    # ------------------------------------------------------------------ handlers
+
+    def _step_scoped(self, data: dict[str, Any]) -> None:
+        """An event the rules do not read: attribute its line to its step when it names one."""
+        self.b.stream.events += 1
+        if "stepIndex" in data:
+            self.b.step(opt_str(data.get("turnId")), key_of(data.get("stepIndex")))
+        else:
+            self.b.other()
+
+    def _step(self, data: dict[str, Any]):
+        return self.b.step(opt_str(data.get("turnId")), key_of(data.get("stepIndex")))
+
+    def _session_started(self, data: dict[str, Any]) -> None:
+        self.b.other()
+        session_id = opt_str(data.get("sessionId"))
+        if session_id and not self.b.stream.session_id:
+            self.b.stream.session_id = session_id
+
+    def _received(self, data: dict[str, Any]) -> None:
+        kind = opt_str(data.get("kind"))
+        self.b.add_input(opt_str(data.get("turnId")), kind, input_text(data), is_human_kind(kind))
+
+    def _appended(self, data: dict[str, Any]) -> None:
+        step = self._step(data)
+        part = key_of(data.get("sequence")) or "0"
+        if isinstance(data.get("messageDelta"), str):
+            self._mode("delta")
+            self.b.append_text(step, part, data["messageDelta"])
+        elif isinstance(data.get("message"), str):
+            self._mode("cumulative")
+            self.b.append_text(step, part, data["message"], cumulative=True)
+
+    def _mode(self, mode: str) -> None:
+        if self.b.stream.text_mode is None:
+            self.b.stream.text_mode = mode
+
+    def _completed(self, data: dict[str, Any]) -> None:
+        step = self._step(data)
+        message = data.get("message")
+        text = message if message is None or isinstance(message, str) else text_of(message)
+        finish = opt_str(data.get("finishReason"))
+        phase = opt_str(data.get("phase")) or ("narration" if finish == "tool-calls" else "reply")
+        self.b.complete_reply(step, key_of(data.get("sequence")) or "0", text, phase, finish)
+
+    def _reasoning(self, data: dict[str, Any]) -> None:
+        step = self._step(data)
+        if isinstance(data.get("reasoningDelta"), str):
+            self.b.append_reasoning(step, data["reasoningDelta"])
+        elif isinstance(data.get("reasoning"), str):
+            self.b.append_reasoning(step, data["reasoning"], cumulative=True)
+
+    def _reasoning_completed(self, data: dict[str, Any]) -> None:
+        step = self._step(data)
+        text = data.get("reasoning", data.get("text"))
+        if isinstance(text, str):
+            self.b.append_reasoning(step, text, cumulative=True)
+
+    def _actions(self, data: dict[str, Any]) -> None:
+        step = self._step(data)
+        for action in data.get("actions") or ():
+            if isinstance(action, dict) and isinstance(action.get("callId"), str):
+                name = opt_str(action.get("toolName")) or ""
+                self.b.request_call(step, action["callId"], name, action.get("input"))
+
+    def _action_result(self, data: dict[str, Any]) -> None:
+        call_id = opt_str(data.get("callId"))
+        if call_id is None:
+            self.b.other()
+            return
+        failed = data.get("error") is not None or data.get("isError") is True
+        outcome = opt_str(data.get("outcome")) or ("failed" if failed else "completed")
+        self.b.settle_call(opt_str(data.get("turnId")), call_id, outcome, data.get("output"), data.get("error"))
+
+    def _step_completed(self, data: dict[str, Any]) -> None:
+        step = self.b.settle_step(
+            opt_str(data.get("turnId")), key_of(data.get("stepIndex")), "completed", opt_str(data.get("finishReason"))
+        )
+        usage = data.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("outputTokens"), int):
+            step.output_tokens = usage["outputTokens"]
+
+    def _step_failed(self, data: dict[str, Any]) -> None:
+        error = failure(self.b.line, "step", data)
+        self.b.settle_step(opt_str(data.get("turnId")), key_of(data.get("stepIndex")), "failed", None, error)
+
+    def _turn_failed(self, data: dict[str, Any]) -> None:
+        turn_id = opt_str(data.get("turnId"))
+        error = failure(self.b.line, "turn", data)
+        error.turn = self.b.turn(turn_id).id
+        self.b.end_turn(turn_id, "failed", error)
+
+    def _context(self, data: dict[str, Any], op: str, status: str) -> None:
+        self.b.context_op(opt_str(data.get("turnId")), op, status, opt_str(data.get("summary")))
+
+    def _session_failed(self, data: dict[str, Any]) -> None:
+        self.b.stream.outcome = "failed"
+        self.b.session_failure(failure(self.b.line, "session", data))
+
+    def _session_completed(self, data: dict[str, Any]) -> None:
+        self.b.other()
+        self.b.stream.outcome = "completed"

@@ -1,0 +1,188 @@
+"""Decode stream version 27: commits `{"at", "facts": [...]}` and progress `{"progress": fact}`.
+
+A fact is `{"type", "data", "scope"?}`; `scope` carries `turnId` and `runId`. A model run
+(`model.requested`/`model.started` ... `model.settled`) is one step keyed by its run id; a run
+retried after an empty reply is a new run whose `model.started` names `retryReason`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .builder import Builder
+from .events import dict_or_empty, failure, input_text, is_human_kind, key_of, opt_str
+from .turns import Step
+
+FACT_TYPES = frozenset(
+    {
+        "session.started", "session.ended", "turn.started", "turn.settled", "turn.resumed",
+        "delivery.admitted", "delivery.consumed", "delivery.settled", "message.received",
+        "model.requested", "model.started", "model.settled", "usage.recorded",
+        "content.delta", "content.completed", "call.requested", "call.started", "call.settled",
+        "context.started", "context.settled",
+    }
+)  # fmt: skip
+
+_HUMAN_DELIVERIES = ("delivery.consumed", "message.received")
+
+
+class V27Decoder:
+    def __init__(self, builder: Builder) -> None:
+        self.b = builder
+        self._began: set[int] = set()  # steps whose `model.started` was seen
+        self._handlers: dict[str, Callable[[dict[str, Any], str | None, str | None], None]] = {
+            "session.started": self._session_started,
+            "session.ended": self._session_ended,
+            "turn.started": lambda d, t, r: self.b.start_turn(t, d.get("trigger")),
+            "turn.settled": self._turn_settled,
+            "delivery.consumed": self._delivery,
+            "message.received": self._delivery,
+            "model.requested": self._model_requested,
+            "model.started": self._model_started,
+            "model.settled": self._model_settled,
+            "usage.recorded": self._usage,
+            "content.delta": self._delta,
+            "content.completed": self._content,
+            "call.requested": self._call_requested,
+            "call.settled": self._call_settled,
+            "context.started": lambda d, t, r: self._context(d, t, "started"),
+            "context.settled": lambda d, t, r: self._context(d, t, "completed"),
+        }
+
+    def apply_record(self, record: dict[str, Any]) -> str | None:
+        """Apply a commit or progress record; a reason string when it cannot be used."""
+        if "facts" in record:
+            facts = record["facts"]
+            if not isinstance(facts, list):
+                return "commit whose `facts` is not a list"
+        else:
+            facts = [record.get("progress")]
+        bad = 0
+        for fact in facts:
+            if self._apply(fact) is not None:
+                bad += 1
+        return f"{bad} of {len(facts)} facts are not objects with a string `type`" if bad else None
+
+    def _apply(self, fact: Any) -> str | None:
+        if not isinstance(fact, dict) or not isinstance(fact.get("type"), str):
+            return "bad fact"
+        data = dict_or_empty(fact.get("data"))
+        scope = dict_or_empty(fact.get("scope"))
+        if data is None or scope is None:
+            return "bad fact"
+        turn = opt_str(scope.get("turnId")) or opt_str(data.get("turnId"))
+        run = key_of(scope.get("runId")) or key_of(data.get("runId"))
+        handler = self._handlers.get(fact["type"])
+        self.b.stream.events += 1
+        if handler is not None:
+            handler(data, turn, run)
+        elif run is not None:
+            self.b.step(turn, run)
+        else:
+            self.b.other()
+        return None
+
+    # ------------------------------------------------------------------ handlers
+
+    def _session_started(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        self.b.other()
+        session_id = opt_str(data.get("sessionId"))
+        if session_id and not self.b.stream.session_id:
+            self.b.stream.session_id = session_id
+
+    def _session_ended(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        outcome = opt_str(data.get("outcome")) or "completed"
+        self.b.stream.outcome = outcome
+        if outcome == "failed":
+            self.b.session_failure(failure(self.b.line, "session", data))
+        else:
+            self.b.other()
+
+    def _turn_settled(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        turn = turn or opt_str(data.get("turnId"))
+        outcome = opt_str(data.get("outcome")) or "completed"
+        error = None
+        if outcome == "failed" or isinstance(data.get("error"), dict):
+            error = failure(self.b.line, "turn", data)
+            error.turn = self.b.turn(turn).id
+        self.b.end_turn(turn, outcome, error, data.get("reply"))
+
+    def _delivery(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        payload = data.get("delivery") if isinstance(data.get("delivery"), dict) else data
+        kind = opt_str(payload.get("kind"))
+        self.b.add_input(turn, kind, input_text(payload), is_human_kind(kind))
+
+    def _model_requested(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        self.b.start_step(turn, run or f"run@{self.b.line}", opt_str(data.get("retryReason")))
+
+    def _model_started(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        step = self.b.turn(turn).last_step(run) if run is not None else None
+        if step is None or step.status != "open" or id(step) in self._began:
+            step = self.b.start_step(turn, run or f"run@{self.b.line}")
+        else:
+            self.b.step(turn, run)
+        self._began.add(id(step))
+        if step.retry_reason is None:
+            step.retry_reason = opt_str(data.get("retryReason"))
+
+    def _model_settled(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        outcome = opt_str(data.get("outcome")) or "completed"
+        finish = opt_str(data.get("finishReason"))
+        if outcome == "completed":
+            self.b.settle_step(turn, run, "completed", finish)
+        elif outcome == "failed" or isinstance(data.get("error"), dict):
+            self.b.settle_step(turn, run, "failed", finish, failure(self.b.line, "step", data))
+        else:  # cancelled, interrupted, abandoned
+            self.b.settle_step(turn, run, "abandoned", finish)
+
+    def _usage(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        step = self.b.step(turn, run)
+        if isinstance(data.get("outputTokens"), int):
+            step.output_tokens = data["outputTokens"]
+
+    def _delta(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        step = self.b.step(turn, run)
+        delta = data.get("delta")
+        if not isinstance(delta, str):
+            return
+        if data.get("kind", "text") == "reasoning":
+            self.b.append_reasoning(step, delta)
+        elif data.get("kind", "text") == "text":
+            self.b.append_text(step, opt_str(data.get("partId")) or "0", delta)
+
+    def _content(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        step = self.b.step(turn, run)
+        kind = data.get("kind", "text")
+        value = data.get("value")
+        if kind == "reasoning" and isinstance(value, str):
+            self.b.append_reasoning(step, value, cumulative=True)
+        elif kind == "text" and (value is None or isinstance(value, str)):
+            phase = opt_str(data.get("phase")) or "reply"
+            self.b.complete_reply(step, opt_str(data.get("partId")) or "0", value, phase, None)
+
+    def _call_requested(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        step: Step = self.b.step(turn, run)
+        call_id = opt_str(data.get("callId"))
+        if call_id is None:
+            return
+        capability = data.get("capability")
+        name = opt_str(capability.get("name")) if isinstance(capability, dict) else None
+        self.b.request_call(step, call_id, name or "", data.get("input"))
+
+    def _call_settled(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
+        call_id = opt_str(data.get("callId"))
+        if call_id is None:
+            self.b.other()
+            return
+        outcome = opt_str(data.get("outcome")) or "completed"
+        self.b.settle_call(turn, call_id, outcome, data.get("output"), data.get("error"))
+
+    def _context(self, data: dict[str, Any], turn: str | None, status: str) -> None:
+        raw = opt_str(data.get("kind")) or opt_str(data.get("operation")) or "compaction"
+        op = "clear" if raw.startswith("clear") else "compaction"
+        self.b.context_op(turn, op, status, opt_str(data.get("summary")))
+
+
+def record_shape(record: dict[str, Any]) -> bool:
+    return "facts" in record or isinstance(record.get("progress"), dict)
