@@ -41,8 +41,8 @@ line stays byte-identical. tdoc accepts an edit only if replaying the healed log
 original v1 history minus the removed steps. Plain removal fails that check when every message after the cut is
 a removed step (v1 would switch to its kept-users shape and bring back dropped prompts), when the removed
 `step.begin` closed pending tool calls or flushed deferred messages in v1, or when it settled an earlier failed
-step in v2; such steps are kept and the finding is marked not safely fixable. Removing the step with the highest
-`turnId` can lower the resumed turn counter, which tdoc reports as a warning.
+step in v2; such steps are kept and the finding is marked not safely fixable. One side effect remains: removing
+the step with the highest `turnId` can lower the turn counter the engines restore on resume.
 
 ## Provider errors
 None: the lost messages go missing silently. The removed steps are the ones W101 reports.

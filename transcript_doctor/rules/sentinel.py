@@ -37,9 +37,9 @@ content='(empty) again risk. Need progress + tool. Already can. Use execute.'
 tdoc reports S301 on row 4 with an unsafe fix.
 
 ## Fix safety
-Unsafe: the fix deactivates the row (`active=0`, `compacted=0`), exactly like Hermes' own rewind, so the turn ends
-on the tool result again and the prompt can be retried. The user already received the text, and the model will
-no longer see that it answered, hence opt-in.
+Unsafe: the fix deactivates the row (`active=0`, `compacted=0`), exactly like Hermes' own rewind, so the history
+stands where it was before the answer and the prompt can be retried. The user already received the text and the
+model will no longer see that it answered, hence opt-in.
 
 ## Provider errors
 None: the provider accepted the request; the damage is in the content.
@@ -78,7 +78,7 @@ tdoc reports S302 on this line for `turn_1`.
 
 ## Fix safety
 None: the stream is an append-only record and the message was already posted. The finding tells you which
-delivery to retract; the tolerant matcher policy stops it from happening again.
+delivery to retract; eve builds with the tolerant matcher (PR #2386) silence such replies instead.
 
 ## Provider errors
 None: this is a delivery problem, not a rejection.

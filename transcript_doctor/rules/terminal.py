@@ -66,7 +66,8 @@ were paid for. Replaying it blindly could repeat those effects.
 tdoc reports T402 with `retry_safe: false` in the evidence.
 
 ## Fix safety
-None, and no automatic retry: a person must check what the run did before asking again.
+None: there is nothing stored to repair, and no automatic retry either; a person must check what the
+run did before asking again.
 
 ## Provider errors
 None: the provider returned an empty answer rather than an error.

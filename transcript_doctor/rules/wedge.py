@@ -70,8 +70,8 @@ of an assistant message is blank, the message is W101 instead.
 ## Why it breaks a session
 Anthropic and Bedrock refuse a request that contains an empty or whitespace-only text block, wherever it sits
 in the history, and the stored block goes out again on every retry. kimi's projection strips blank parts
-before sending (it reports `whitespace_text_dropped`), so in kimi logs the part is harmless to kimi itself
-but still breaks any other reader that replays the file.
+before sending (it reports `whitespace_text_dropped`), so in kimi logs the part only matters to other tools
+that replay the file.
 
 ## Example
 A Hermes `messages` row whose list content (NUL-prefixed JSON) starts with a one-space text part:
