@@ -1,0 +1,1 @@
+"""Healing OpenCode stores (placeholder while the heal module is written)."""

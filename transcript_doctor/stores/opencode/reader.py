@@ -1,0 +1,343 @@
+"""Read OpenCode sessions from `opencode.db` (SQLite) or from `opencode export` JSON.
+
+Both sources produce the same plain values: an `OcSession` holding its `OcMessage`s in replay
+order, each with its `OcPart`s in id order. `info` and `data` are the rehydrated MessageV2 /
+Part objects (`id`, `sessionID`, `messageID` put back as OpenCode does).
+
+Database rules (seed-systems.md §C.4): columns are selected defensively (they vary by
+version), messages are ordered by `(time_created, id)`, parts by id, and a part belongs to the
+message its `message_id` names. Rows whose `data` does not decode to an object are kept out of
+the session and reported as `RecordProblem`s (F504), never raised.
+
+Exports are one JSON document; it is parsed with the stdlib decoder walking the document, so
+every message and part also gets the 1-based lines it spans in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...fixes.sqlite import columns, quote_ident, tables
+from ...model import Loc, TdocError
+
+MESSAGE_TABLE = "message"
+PART_TABLE = "part"
+SESSION_TABLE = "session"
+REQUIRED = {MESSAGE_TABLE: ("id", "session_id", "data"), PART_TABLE: ("id", "message_id", "data")}
+
+
+@dataclass(slots=True)
+class OcPart:
+    id: str
+    message_id: str
+    data: dict[str, Any]
+    raw: str | None = None  # the `data` column text as stored (databases), for change checks
+    loc: Loc = field(default_factory=Loc)
+
+    @property
+    def type(self) -> str:
+        t = self.data.get("type")
+        return t if isinstance(t, str) else ""
+
+
+@dataclass(slots=True)
+class OcMessage:
+    id: str
+    session_id: str
+    info: dict[str, Any]
+    parts: list[OcPart] = field(default_factory=list)
+    raw: str | None = None
+    loc: Loc = field(default_factory=Loc)
+
+    @property
+    def role(self) -> str:
+        r = self.info.get("role")
+        return r if isinstance(r, str) else ""
+
+
+@dataclass(slots=True)
+class RecordProblem:
+    """A row or element that could not be read (F504)."""
+
+    session: str | None
+    table: str | None
+    row: str | None
+    detail: str
+    line: int | None = None
+
+
+@dataclass
+class OcSession:
+    id: str
+    title: str | None = None
+    parent_id: str | None = None
+    messages: list[OcMessage] = field(default_factory=list)
+    problems: list[RecordProblem] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def decode_json(raw: Any) -> Any:
+    """orjson first; the stdlib takes what JS JSON.parse takes but orjson refuses (lone surrogates)."""
+    if isinstance(raw, memoryview):
+        raw = bytes(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        return json.loads(text)
+
+
+def _decode_row(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """(object, None) or (None, why it is unreadable)."""
+    if raw is None:
+        return None, "data is NULL"
+    try:
+        value = decode_json(raw)
+    except (ValueError, TypeError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None, f"data is not valid JSON ({str(exc)[:120]})"
+    if not isinstance(value, dict):
+        return None, f"data is a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+def _text(raw: Any) -> str | None:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, (bytes, memoryview)):
+        return bytes(raw).decode("utf-8", "replace")
+    return None
+
+
+# --------------------------------------------------------------------------- database
+
+
+@dataclass(slots=True)
+class SessionRow:
+    id: str
+    title: str | None
+    parent_id: str | None
+    updated: Any
+
+
+class DbReader:
+    """Reads sessions through any connection (read-only for scans, the write one while healing)."""
+
+    def __init__(self, conn: sqlite3.Connection, display: str) -> None:
+        self.conn = conn
+        self.display = display
+        try:
+            names = tables(conn)
+        except sqlite3.DatabaseError as exc:
+            raise TdocError(f"{display}: cannot read the schema ({exc})") from None
+        self.cols = {t: set(columns(conn, t)) for t in (MESSAGE_TABLE, PART_TABLE, SESSION_TABLE) if t in names}
+        for table, needed in REQUIRED.items():
+            missing = [c for c in needed if c not in self.cols.get(table, ())]
+            if missing:
+                raise TdocError(f"{display}: not an OpenCode database (table {table} lacks {', '.join(missing)})")
+
+    def _query(self, sql: str, params: tuple = ()) -> Iterator[tuple]:
+        try:
+            yield from self.conn.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            raise TdocError(f"{self.display}: read failed ({exc})") from None
+
+    def count(self, table: str) -> int:
+        return next(self._query(f"SELECT count(*) FROM {quote_ident(table)}"))[0]
+
+    def sessions(self, only: str | None = None) -> list[SessionRow]:
+        """Sessions in creation order: the `session` table plus ids only messages name."""
+        found: dict[str, SessionRow] = {}
+        scols = self.cols.get(SESSION_TABLE, set())
+        if "id" in scols:
+            pick = [c if c in scols else "NULL" for c in ("id", "title", "parent_id", "time_updated")]
+            order = "time_created, id" if "time_created" in scols else "id"
+            for sid, title, parent, updated in self._query(
+                f"SELECT {', '.join(pick)} FROM session ORDER BY {order}"
+            ):
+                if isinstance(sid, str):
+                    found[sid] = SessionRow(sid, _text(title), _text(parent), updated)
+        for (sid,) in self._query("SELECT DISTINCT session_id FROM message"):
+            if isinstance(sid, str) and sid not in found:
+                found[sid] = SessionRow(sid, None, None, None)
+        rows = list(found.values())
+        return [r for r in rows if r.id == only] if only else rows
+
+    def read_session(self, row: SessionRow) -> OcSession:
+        session = OcSession(row.id, row.title, row.parent_id)
+        mcols = self.cols[MESSAGE_TABLE]
+        order = "time_created, id" if "time_created" in mcols else "id"
+        by_id: dict[str, OcMessage] = {}
+        for mid, raw in self._query(
+            f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {order}", (row.id,)
+        ):
+            info, problem = _decode_row(raw)
+            if problem or not isinstance(mid, str):
+                session.problems.append(RecordProblem(row.id, MESSAGE_TABLE, _text(mid), problem or "id is not text"))
+                continue
+            info = {**info, "id": mid, "sessionID": row.id}
+            msg = OcMessage(mid, row.id, info, raw=_text(raw), loc=Loc(row=mid, table=MESSAGE_TABLE))
+            session.messages.append(msg)
+            by_id[mid] = msg
+        self._attach_parts(session, by_id)
+        return session
+
+    def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
+        sql = (
+            "SELECT id, message_id, data FROM part WHERE message_id IN "
+            "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id"
+        )
+        for pid, mid, raw in self._query(sql, (session.id,)):
+            msg = by_id.get(mid)
+            if msg is None:
+                continue  # its message row was unreadable (already reported)
+            data, problem = _decode_row(raw)
+            if problem or not isinstance(pid, str):
+                session.problems.append(RecordProblem(session.id, PART_TABLE, _text(pid), problem or "id is not text"))
+                continue
+            data = {**data, "id": pid, "sessionID": session.id, "messageID": mid}
+            msg.parts.append(OcPart(pid, mid, data, raw=_text(raw), loc=Loc(row=pid, table=PART_TABLE)))
+
+
+# --------------------------------------------------------------------------- export JSON
+
+
+def looks_like_export(head: bytes) -> bool:
+    """An `opencode export` document: an object whose session `info` has a `ses_` id and `messages`."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text.startswith(b"{"):
+        return False
+    return b'"messages"' in text and b'"info"' in text and b'"ses_' in text
+
+
+class _Walker:
+    """Decode a JSON document while recording where selected values start and end."""
+
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.decoder = json.JSONDecoder()
+        self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+
+    def line(self, offset: int) -> int:
+        return bisect_right(self.newlines, offset - 1) + 1
+
+    def ws(self, i: int) -> int:
+        s = self.s
+        while i < len(s) and s[i] in " \t\r\n":
+            i += 1
+        return i
+
+    def expect(self, i: int, ch: str) -> int:
+        i = self.ws(i)
+        if i >= len(self.s) or self.s[i] != ch:
+            raise ValueError(f"expected {ch!r} at offset {i}")
+        return i + 1
+
+    def value(self, i: int) -> tuple[Any, int]:
+        return self.decoder.raw_decode(self.s, self.ws(i))
+
+    def members(self, i: int, descend: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """An object at `i`; keys in `descend` are decoded by the given callback(start) -> (value, end)."""
+        out: dict[str, Any] = {}
+        i = self.expect(i, "{")
+        if self.s[self.ws(i)] == "}":
+            return out, self.ws(i) + 1
+        while True:
+            key, i = self.value(i)
+            i = self.expect(i, ":")
+            handler = descend.get(key) if isinstance(key, str) else None
+            out[key], i = handler(self.ws(i)) if handler else self.value(i)
+            i = self.ws(i)
+            if self.s[i] == "}":
+                return out, i + 1
+            i = self.expect(i, ",")
+
+    def items(self, i: int, each: Any) -> tuple[list[Any], int]:
+        """An array at `i` (or any other value, returned as is); elements decoded by each(start)."""
+        i = self.ws(i)
+        if self.s[i] != "[":
+            return self.value(i)
+        out: list[Any] = []
+        i = self.ws(i + 1)
+        if self.s[i] == "]":
+            return out, i + 1
+        while True:
+            item, i = each(self.ws(i))
+            out.append(item)
+            i = self.ws(i)
+            if self.s[i] == "]":
+                return out, i + 1
+            i = self.expect(i, ",")
+
+
+def _spanned(walker: _Walker, start: int) -> tuple[Any, int]:
+    value, end = walker.value(start)
+    return {"value": value, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
+
+
+def _message_entry(walker: _Walker, start: int) -> tuple[Any, int]:
+    if walker.s[start] != "{":
+        value, end = walker.value(start)
+        return {"value": value, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
+    body, end = walker.members(start, {"parts": lambda i: walker.items(i, lambda j: _spanned(walker, j))})
+    return {"value": body, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
+
+
+def read_export(path: Path, display: str) -> tuple[OcSession, int]:
+    """The session of an `opencode export` file and its record count (messages + parts)."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TdocError(f"{display}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    walker = _Walker(text)
+    try:
+        doc, end = walker.members(0, {"messages": lambda i: walker.items(i, lambda j: _message_entry(walker, j))})
+    except (ValueError, IndexError) as exc:
+        raise TdocError(f"{display}: not an OpenCode export (invalid JSON: {str(exc)[:120]})") from None
+    if walker.ws(end) != len(text):
+        raise TdocError(f"{display}: not an OpenCode export (data after the JSON document)")
+    info = doc.get("info")
+    entries = doc.get("messages")
+    if not isinstance(info, dict) or not isinstance(entries, list):
+        raise TdocError(f"{display}: not an OpenCode export (needs an `info` object and a `messages` array)")
+    sid = info.get("id") if isinstance(info.get("id"), str) else "(unknown session)"
+    session = OcSession(sid, _text(info.get("title")), _text(info.get("parentID")))
+    records = 0
+    for entry in entries:
+        records += 1 + _add_export_message(session, entry)
+    return session, records
+
+
+def _add_export_message(session: OcSession, entry: dict[str, Any]) -> int:
+    body, line, end_line = entry["value"], entry["line"], entry["end_line"]
+    info = body.get("info") if isinstance(body, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        session.problems.append(RecordProblem(session.id, None, None, "message entry without an info object", line))
+        return 0
+    mid = info["id"]
+    msg = OcMessage(mid, session.id, {**info, "sessionID": info.get("sessionID", session.id)},
+                    loc=Loc(line=line, end_line=end_line))
+    parts = body.get("parts")
+    if not isinstance(parts, list):
+        parts = []
+    for spanned in parts:
+        data = spanned.get("value") if isinstance(spanned, dict) else None
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            session.problems.append(RecordProblem(session.id, None, mid, "part is not an object with an id",
+                                                  spanned.get("line") if isinstance(spanned, dict) else line))
+            continue
+        msg.parts.append(OcPart(data["id"], mid, {**data, "messageID": mid},
+                                loc=Loc(line=spanned["line"], end_line=spanned["end_line"])))
+    session.messages.append(msg)
+    return len(parts)

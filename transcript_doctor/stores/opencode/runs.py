@@ -1,0 +1,112 @@
+"""Runs: a user message and the assistant messages that answer it, with the verdict on each.
+
+An assistant message belongs to the run of the user message its `parentID` names; without a
+usable `parentID` it joins the run of the newest user message before it (or a leading run with
+no user message). The verdict comes from `completion.decide` on the run's last assistant
+message, with the evidence merged over all of the run's assistant messages in order. Taking the
+last one is the bot's deferral at `session.idle`: an empty intermediate message that a real one
+follows is never the run's result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import completion
+from .completion import Decision, Evidence
+from .projection import Projection, project
+from .reader import OcMessage, OcSession
+
+
+@dataclass
+class Run:
+    index: int
+    user: OcMessage | None
+    assistants: list[OcMessage] = field(default_factory=list)
+    open: bool = False  # no later run: the session may still be working on it
+    decision: Decision | None = None
+
+    @property
+    def final(self) -> OcMessage | None:
+        return self.assistants[-1] if self.assistants else None
+
+    def evidence(self) -> Evidence:
+        ev = Evidence()
+        for msg in self.assistants:
+            ev = completion.merge(ev, completion.message_evidence(msg.info, [p.data for p in msg.parts]))
+        return ev
+
+    def as_dict(self, view: SessionView) -> dict[str, Any]:
+        d = self.decision
+        final = self.final
+        return {
+            "index": self.index,
+            "user_message": self.user.id if self.user else None,
+            "assistant_messages": [m.id for m in self.assistants],
+            "final_message": final.id if final else None,
+            "position": view.position(final),
+            "verdict": d.verdict if d else completion.NO_REPLY,
+            "rule": d.code if d else None,
+            "retry_safe": d.retry_safe if d else False,
+            "reasons": d.reasons if d else [],
+            "finish": d.finish if d else None,
+            "text_chars": len(d.text) if d else 0,
+            "evidence": self.evidence().as_dict(),
+        }
+
+
+def build_runs(messages: list[OcMessage]) -> list[Run]:
+    runs: list[Run] = []
+    by_user: dict[str, Run] = {}
+    for msg in messages:
+        if msg.role == "user":
+            run = Run(len(runs), msg)
+            runs.append(run)
+            by_user[msg.id] = run
+        elif msg.role == "assistant":
+            parent = msg.info.get("parentID")
+            run = by_user.get(parent) if isinstance(parent, str) else None
+            if run is None:
+                if not runs:
+                    runs.append(Run(0, None))
+                run = runs[-1]
+            run.assistants.append(msg)
+    if runs:
+        runs[-1].open = True
+    for run in runs:
+        final = run.final
+        if final is not None:
+            parts = [p.data for p in final.parts]
+            run.decision = completion.decide(final.info, parts, run.evidence(), open_run=run.open)
+    return runs
+
+
+@dataclass
+class SessionView:
+    """Everything the checks and `replay` need about one session."""
+
+    session: OcSession
+    projection: Projection
+    runs: list[Run]
+
+    def position(self, msg: OcMessage | None) -> int | None:
+        return None if msg is None else self.projection.first_position.get(msg.id)
+
+    def replay_dict(self, fmt: str) -> dict[str, Any]:
+        s = self.session
+        return {
+            "format": fmt,
+            "engine": None,
+            "session": s.id,
+            "title": s.title,
+            "parent_session": s.parent_id,
+            "history": self.projection.wire,
+            "anomalies": self.projection.anomalies,
+            "runs": [r.as_dict(self) for r in self.runs],
+            "errors": [{"table": p.table, "row": p.row, "line": p.line, "detail": p.detail} for p in s.problems],
+        }
+
+
+def analyse(session: OcSession) -> SessionView:
+    return SessionView(session, project(session.messages), build_runs(session.messages))

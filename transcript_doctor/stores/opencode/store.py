@@ -1,0 +1,172 @@
+"""The two OpenCode store kinds: `opencode-db` (SQLite `opencode.db`) and `opencode-export` JSON."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems, open_readonly
+from ...model import Finding, TdocError
+from ...rules import finding
+from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from .reader import MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, read_export
+from .runs import SessionView, analyse
+
+SYSTEM = "opencode"
+
+
+def _location(view: SessionView, position: int) -> dict[str, Any] | None:
+    wire = view.projection.wire
+    if not 0 <= position < len(wire):
+        return None
+    origin = wire[position]["origin"]
+    msg = next((m for m in view.session.messages if m.id == origin["message"]), None)
+    loc = msg.loc if msg else None
+    return {
+        "session": view.session.id,
+        "line": loc.line if loc else None,
+        "end_line": loc.end_line if loc else None,
+        "row": loc.row if loc else None,
+        "table": loc.table if loc else None,
+        "role": wire[position]["role"],
+    }
+
+
+class OpencodeDbStore(Store):
+    format = "opencode-db"
+    system = SYSTEM
+
+    def __init__(self, path: Path, display: str, options: Options) -> None:
+        super().__init__(path, display)
+        self.conn = open_readonly(path)
+        try:
+            self.reader = DbReader(self.conn, display)
+            self.rows = self.reader.sessions()
+        except BaseException:
+            self.conn.close()
+            raise
+        self._records: int | None = None
+
+    @property
+    def session_count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def record_count(self) -> int:
+        if self._records is None:
+            self._records = self.reader.count(MESSAGE_TABLE) + self.reader.count(PART_TABLE)
+        return self._records
+
+    def _rows(self, session: str | None) -> list[SessionRow]:
+        if session is None:
+            return self.rows
+        rows = [r for r in self.rows if r.id == session]
+        if not rows:
+            raise TdocError(f"{self.display}: no session {session!r}")
+        return rows
+
+    def views(self, options: Options) -> Iterator[SessionView]:
+        for row in self._rows(options.session):
+            yield analyse(self.reader.read_session(row))
+
+    def store_findings(self, options: Options) -> Iterator[Finding]:
+        problems = integrity_problems(self.conn, deep=options.deep)
+        if problems:
+            check = "integrity_check" if options.deep else "quick_check"
+            yield finding("F506", f"PRAGMA {check} failed: {problems[0]}", path=self.display, format=self.format,
+                          evidence={"check": check, "problems": problems[:20], "count": len(problems)})
+
+    def replay(self, options: Options) -> Any:
+        out = [v.replay_dict(self.format) for v in self.views(options)]
+        return out[0] if options.session is not None else out
+
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        rows = self._rows(session) if session else self.rows
+        if not rows:
+            return None
+        # Without a session, the one most recently updated: the one a live error came from.
+        row = rows[0] if session else max(rows, key=lambda r: (r.updated if isinstance(r.updated, (int, float)) else -1))
+        return _location(analyse(self.reader.read_session(row)), position)
+
+    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        from .heal import heal_db
+
+        return heal_db(self, findings, options)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class OpencodeExportStore(Store):
+    format = "opencode-export"
+    system = SYSTEM
+
+    def __init__(self, path: Path, display: str, options: Options) -> None:
+        super().__init__(path, display)
+        self.session: OcSession
+        self.session, self._records = read_export(path, display)
+
+    @property
+    def session_count(self) -> int:
+        return 1
+
+    @property
+    def record_count(self) -> int:
+        return self._records
+
+    def views(self, options: Options) -> Iterator[SessionView]:
+        if options.session is not None and options.session != self.session.id:
+            raise TdocError(f"{self.display}: holds session {self.session.id}, not {options.session!r}")
+        yield analyse(self.session)
+
+    def store_findings(self, options: Options) -> Iterator[Finding]:
+        return iter(())
+
+    def replay(self, options: Options) -> Any:
+        return next(self.views(options)).replay_dict(self.format)
+
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        if session is not None and session != self.session.id:
+            return None
+        return _location(analyse(self.session), position)
+
+    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        from .heal import heal_export
+
+        return heal_export(self, findings, options)
+
+
+class OpencodeDbKind(StoreKind):
+    format = OpencodeDbStore.format
+    system = SYSTEM
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        if not head.startswith(SQLITE_MAGIC):
+            return False
+        try:
+            conn = open_readonly(path)
+        except TdocError:
+            return False
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            conn.close()
+        return {MESSAGE_TABLE, PART_TABLE} <= names
+
+    def open(self, path: Path, display: str, options: Options) -> Store:
+        return OpencodeDbStore(path, display, options)
+
+
+class OpencodeExportKind(StoreKind):
+    format = OpencodeExportStore.format
+    system = SYSTEM
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        return looks_like_export(head)
+
+    def open(self, path: Path, display: str, options: Options) -> Store:
+        return OpencodeExportStore(path, display, options)
