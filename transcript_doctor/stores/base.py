@@ -50,6 +50,7 @@ class HealResult:
     output: str | None = None
     diff: str | None = None  # unified diff (JSONL) or the SQL plan (databases)
     remaining: list[Finding] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # store-specific details (kimi: removed steps)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class HealResult:
             "edits": self.edits,
             "warnings": self.warnings,
             "remaining": [f.as_dict() for f in self.remaining],
+            "details": self.extra,
         }
 
 
@@ -96,6 +98,12 @@ class Store(ABC):
         index of the projection the runtime would send, or None when there is no such message.
         """
         return None
+
+    def restore(self, backup: Path) -> None:
+        """Put the backup made by `heal` back in place (after a failed re-verification)."""
+        from ..model import TdocError
+
+        raise TdocError(f"{self.display}: cannot restore {backup} automatically; copy it back by hand")
 
     def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
         from ..model import TdocError

@@ -26,6 +26,7 @@ class EngineV1:
         self.errors: list[str] = []
         self.error_lines: list[int] = []
         self.unknown_step_lines: list[int] = []
+        self.closed_at_begin: dict[Any, list[Any]] = {}  # step uuid -> calls its step.begin interrupted
         self.open_steps: dict[Any, Msg] = {}
         self.pending: dict[Any, None] = {}
         self.deferred: list[Msg] = []
@@ -103,6 +104,8 @@ class EngineV1:
     # -- loop events -----------------------------------------------------------------------
 
     def _step_begin(self, event: dict[str, Any], line: int) -> None:
+        if self.pending:
+            self.closed_at_begin[event.get("uuid")] = list(self.pending)
         self.close_pending()
         msg = step_assistant(event.get("uuid"), line, partial=False)
         self.history.append(msg)

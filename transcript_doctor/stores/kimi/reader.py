@@ -53,6 +53,7 @@ class ReadStats:
     crlf: bool = False
     final_newline: bool = True
     problems: list[LineProblem] = field(default_factory=list)
+    hasher: Any = None  # a hashlib object fed every byte read, when set
 
 
 def parse_line(raw: bytes) -> Any:
@@ -101,9 +102,12 @@ def iter_lines(fh: IO[bytes], stats: ReadStats) -> Iterator[tuple[int, int, byte
     """(line number, byte offset, content without the line ending) for every physical line."""
     offset = 0
     number = 0
+    update = stats.hasher.update if stats.hasher is not None else None
     for raw in fh:
         number += 1
         size = len(raw)
+        if update is not None:
+            update(raw)
         if raw.endswith(b"\n"):
             body = raw[:-1]
             if body.endswith(b"\r"):

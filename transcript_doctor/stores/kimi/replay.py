@@ -7,10 +7,13 @@ dropped, and at each legacy compaction how many v2-dropped step assistants sat b
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ...fixes.atomic import Fingerprint
 from . import compaction as cx
 from .engine_v1 import EngineCrash, EngineV1
 from .engine_v2 import EngineV2
@@ -54,7 +57,8 @@ class KimiReplay:
     invalid: list[tuple[Record, str]] = field(default_factory=list)  # (record, type) failing the schema
     crash: dict[str, str] = field(default_factory=dict)  # engine -> message
     first_line: int | None = None
-    v1_before_finish: list[Msg] = field(default_factory=list)  # v1 history before the end-of-resume close
+    v1_before_finish: list[Msg] = field(default_factory=list)
+    fingerprint: Fingerprint | None = None  # v1 history before the end-of-resume close
 
     @property
     def problems(self) -> list[LineProblem]:
@@ -62,14 +66,22 @@ class KimiReplay:
 
 
 def replay_file(path: Path) -> KimiReplay:
-    """Read and replay a journal; never raises on bad content (only on I/O errors)."""
+    """Read and replay a journal; never raises on bad content (only on I/O errors).
+
+    The file's size, mtime and SHA-256 as read are kept, so a heal can tell if it changed since.
+    """
     with open(path, "rb") as fh:
-        return replay_stream(path, fh)
+        st = os.fstat(fh.fileno())
+        hasher = hashlib.sha256()
+        state = replay_stream(path, fh, hasher)
+    state.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hasher.hexdigest())
+    return state
 
 
-def replay_stream(path: Path, fh: IO[bytes]) -> KimiReplay:
+def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None) -> KimiReplay:
     """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent)."""
     state = KimiReplay(path=path)
+    state.stats.hasher = hasher
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
     for item in read_records(fh, state.stats):
         if isinstance(item, Record):

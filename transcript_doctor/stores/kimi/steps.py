@@ -13,6 +13,7 @@ from .vacuous import is_vacuous_part
 class StepRecords:
     uuid: Any
     begin: int | None = None
+    begin_offset: int | None = None
     parts: list[int] = field(default_factory=list)
     calls: list[int] = field(default_factory=list)
     results: list[int] = field(default_factory=list)
@@ -52,6 +53,7 @@ class StepIndex:
         if kind == "step.begin":
             step = self.get(event.get("uuid"))
             step.begin = rec.line
+            step.begin_offset = rec.offset
             step.turn_id = event.get("turnId")
             self._turn(event.get("turnId"), event.get("uuid"))
         elif kind == "step.end":

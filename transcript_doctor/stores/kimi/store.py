@@ -68,6 +68,11 @@ class KimiStore(Store):
             return locate_position(s, position)
         return None
 
+    def restore(self, backup: Path) -> None:
+        from ...fixes.atomic import restore
+
+        restore(backup, self.path, self.path.stat().st_mode & 0o7777)
+
     def heal(self, findings: list, options: HealOptions) -> HealResult:
         if self.readonly:
             raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")

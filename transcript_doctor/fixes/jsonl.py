@@ -1,0 +1,145 @@
+"""Line-level edits on JSONL files, applied while streaming.
+
+Untouched lines are copied byte for byte (line endings, key order and number formatting kept);
+only replaced lines are new bytes, written with the file's own line ending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO
+
+from ..model import Edit, TdocError
+
+
+@dataclass
+class LinePlan:
+    """Edits keyed by 1-based line number: None deletes the line, bytes replace it."""
+
+    changes: dict[int, bytes | None] = field(default_factory=dict)
+
+    @classmethod
+    def from_edits(cls, edits: Iterable[Edit]) -> LinePlan:
+        plan = cls()
+        for edit in edits:
+            plan.add(edit)
+        return plan
+
+    def add(self, edit: Edit) -> None:
+        if edit.line is None or edit.op not in ("delete", "replace"):
+            raise TdocError(f"cannot apply a {edit.op!r} edit to a JSONL file")
+        value = None if edit.op == "delete" else (edit.text or "").encode("utf-8")
+        if edit.line in self.changes and self.changes[edit.line] != value:
+            raise ConflictError(edit.line)
+        self.changes[edit.line] = value
+
+    def conflicts_with(self, edits: Iterable[Edit]) -> bool:
+        for edit in edits:
+            value = None if edit.op == "delete" else (edit.text or "").encode("utf-8")
+            if edit.line in self.changes and self.changes[edit.line] != value:
+                return True
+        return False
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+
+class ConflictError(TdocError):
+    def __init__(self, line: int) -> None:
+        super().__init__(f"two fixes edit line {line} differently")
+        self.line = line
+
+
+def _ending(raw: bytes) -> bytes:
+    if raw.endswith(b"\r\n"):
+        return b"\r\n"
+    return b"\n" if raw.endswith(b"\n") else b""
+
+
+def apply_lines(src: IO[bytes], dst: IO[bytes], plan: LinePlan) -> int:
+    """Copy `src` to `dst` with the plan applied; returns the number of lines changed."""
+    changed = 0
+    ending = b"\n"
+    for number, raw in enumerate(src, start=1):
+        this_ending = _ending(raw)
+        if this_ending:
+            ending = this_ending
+        if number not in plan.changes:
+            dst.write(raw)
+            continue
+        changed += 1
+        value = plan.changes[number]
+        if value is None:
+            continue
+        pieces = value.split(b"\n")
+        for piece in pieces[:-1]:
+            dst.write(piece + ending)
+        dst.write(pieces[-1] + this_ending)  # a last line without newline stays without one
+    return changed
+
+
+def context_lines(src: IO[bytes], wanted: set[int]) -> dict[int, bytes]:
+    """The raw text (without line ending) of the wanted lines."""
+    out: dict[int, bytes] = {}
+    if not wanted:
+        return out
+    last = max(wanted)
+    for number, raw in enumerate(src, start=1):
+        if number in wanted:
+            out[number] = raw.rstrip(b"\n").rstrip(b"\r")
+        if number >= last:
+            break
+    return out
+
+
+def unified_diff(src: IO[bytes], plan: LinePlan, old_name: str, new_name: str, context: int = 2) -> str:
+    """A unified diff of the plan, read from `src` (only the lines near edits are loaded)."""
+    edited = sorted(plan.changes)
+    wanted = {n for e in edited for n in range(max(1, e - context), e + context + 1)}
+    text = context_lines(src, wanted)
+    hunks = list(_hunks(edited, context, max(text) if text else 0))
+    out = [f"--- {old_name}\n", f"+++ {new_name}\n"]
+    shift = 0
+    for start, end in hunks:
+        body, old_count, new_count = _hunk_body(start, end, plan, text)
+        out.append(f"@@ -{start},{old_count} +{start + shift},{new_count} @@\n")
+        out.extend(body)
+        shift += new_count - old_count
+    return "".join(out)
+
+
+def _hunks(edited: list[int], context: int, last_line: int) -> Iterator[tuple[int, int]]:
+    start = end = None
+    for line in edited:
+        lo, hi = max(1, line - context), min(last_line, line + context)
+        if start is None:
+            start, end = lo, hi
+        elif lo <= end + 1:  # type: ignore[operator]
+            end = max(end, hi)  # type: ignore[type-var]
+        else:
+            yield start, end  # type: ignore[misc]
+            start, end = lo, hi
+    if start is not None:
+        yield start, end  # type: ignore[misc]
+
+
+def _hunk_body(start: int, end: int, plan: LinePlan, text: dict[int, bytes]) -> tuple[list[str], int, int]:
+    body: list[str] = []
+    old = new = 0
+    for n in range(start, end + 1):
+        if n not in text:
+            continue
+        line = text[n].decode("utf-8", "replace")
+        old += 1
+        if n not in plan.changes:
+            body.append(f" {line}\n")
+            new += 1
+            continue
+        body.append(f"-{line}\n")
+        value = plan.changes[n]
+        if value is not None:
+            for piece in value.decode("utf-8", "replace").split("\n"):
+                body.append(f"+{piece}\n")
+                new += 1
+    return body, old, new

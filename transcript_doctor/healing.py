@@ -1,0 +1,155 @@
+"""`tdoc heal`: scan, hand the fixable findings to the store, re-verify what was written.
+
+After a write tdoc scans the result again. If a finding it fixed is still there, it restores the
+backup and fails (exit 2): a heal either does what it said or leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+from rich.console import Console
+from rich.text import Text
+
+from .core import ScanConfig, check_store, iter_inputs
+from .model import Finding, RefusedError, TdocError
+from .stores import HealOptions, HealResult, open_store
+from .text import terminal_safe
+
+
+def allowed(f: Finding, options: HealOptions) -> bool:
+    if f.fix is None or not f.fix.edits:
+        return False
+    return f.fix.applicability == "safe" or (options.unsafe_fixes and f.fix.applicability == "unsafe")
+
+
+def identity(f: Finding) -> tuple[Any, ...]:
+    """What stays the same about a finding when lines shift: its code, session and subject."""
+    ev = f.evidence or {}
+    subject = ev.get("step") or ev.get("toolCallId") or ev.get("message_id") or f.row or f.message
+    return (f.code, f.session, str(subject))
+
+
+def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
+    store = open_store(path, display, config.options, config.input_format)
+    try:
+        findings = check_store(store, config)
+        fixable = [f for f in findings if allowed(f, options)]
+        if not fixable:
+            result = HealResult(path=display, format=store.format)
+            result.remaining = findings
+            return result
+        result = store.heal(fixable, options)
+    finally:
+        store.close()
+    if result.written:
+        _reverify(result, store, config, options)
+    return result
+
+
+def _reverify(result: HealResult, store: Any, config: ScanConfig, options: HealOptions) -> None:
+    target = Path(result.output or store.path)
+    after = open_store(target, result.output or store.display, config.options, config.input_format)
+    try:
+        remaining = check_store(after, config)
+    finally:
+        after.close()
+    skipped = {(s.get("code"), str(s.get("step") or s.get("row") or s.get("line"))) for s in result.skipped}
+    fixed = {identity(f) for f in result.applied}
+    survivors = [
+        f for f in remaining if allowed(f, options) and identity(f) in fixed and (f.code, identity(f)[2]) not in skipped
+    ]
+    result.remaining = remaining
+    if not survivors:
+        if not options.backup and result.backup:
+            Path(result.backup).unlink(missing_ok=True)
+            result.backup = None
+        return
+    if options.mode == "in-place" and result.backup:
+        store.restore(Path(result.backup))
+        raise TdocError(
+            f"{store.display}: {survivors[0].code} survived the heal; the original was restored from {result.backup}"
+        )
+    raise TdocError(f"{result.output}: {survivors[0].code} survived the heal; do not use this output")
+
+
+def heal_paths(paths: Iterable[str], config: ScanConfig, options: HealOptions) -> tuple[list[HealResult], int]:
+    results: list[HealResult] = []
+    code = 0
+    inputs = iter_inputs(paths)
+    if options.mode == "output" and len(inputs) != 1:
+        raise TdocError("--output takes exactly one input store")
+    for path, display in inputs:
+        try:
+            results.append(heal_one(path, display, config, options))
+        except RefusedError as exc:
+            results.append(_failed(display, str(exc)))
+            code = max(code, 3)
+        except TdocError as exc:
+            results.append(_failed(display, str(exc)))
+            code = 3 if code == 3 else 2
+    if code:
+        return results, code
+    if options.mode == "dry-run":
+        return results, 1 if any(r.changed for r in results) else 0
+    left = any(allowed(f, options) for r in results for f in r.remaining)
+    return results, 1 if left else 0
+
+
+def _failed(display: str, message: str) -> HealResult:
+    result = HealResult(path=display, format="")
+    result.warnings.append(message)
+    result.extra["error"] = message
+    return result
+
+
+# --------------------------------------------------------------------------- output
+
+
+def render_heal(results: list[HealResult], fmt: str, out: TextIO, err: Console) -> None:
+    if fmt == "json":
+        doc = {"schema_version": 1, "results": [_result_dict(r) for r in results]}
+        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        for r in results:
+            if r.extra.get("error"):
+                err.print(Text(f"tdoc: {r.path}: {r.extra['error']}"))
+        return
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    for r in results:
+        _human(console, r, err)
+
+
+def _result_dict(r: HealResult) -> dict[str, Any]:
+    doc = r.as_dict()
+    doc["error"] = r.extra.get("error")
+    doc["diff"] = r.diff
+    return doc
+
+
+def _human(console: Console, r: HealResult, err: Console) -> None:
+    if r.extra.get("error"):
+        err.print(Text(terminal_safe(f"tdoc: error: {r.extra['error']}")))
+        return
+    if not r.changed:
+        console.print(Text(terminal_safe(f"{r.path}: nothing to heal"), style="green"))
+        return
+    if r.diff and not r.written:
+        console.print(Text(terminal_safe(r.diff)))
+    verb = "healed" if r.written else "would heal"
+    codes = sorted({f.code for f in r.applied})
+    line = f"{r.path}: {verb} {len(r.applied)} finding(s) ({', '.join(codes)}) with {len(r.edits)} edit(s)"
+    if r.output and r.output != r.path:
+        line += f" -> {r.output}"
+    console.print(Text(terminal_safe(line), style="bold"))
+    if r.backup:
+        console.print(Text(terminal_safe(f"  backup: {r.backup}")))
+    for s in r.skipped:
+        console.print(Text(terminal_safe(f"  kept {s.get('step') or s.get('row') or s.get('line')}: {s['reason']}"),
+                           style="yellow"))
+    for w in r.warnings:
+        console.print(Text(terminal_safe(f"  warning: {w}"), style="yellow"))
+    if not r.written:
+        console.print(Text("  dry run: nothing written (use --in-place or --output PATH)", style="dim"))

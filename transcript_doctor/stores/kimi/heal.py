@@ -1,0 +1,212 @@
+"""The kimi-code heal (reference §9): remove vacuous steps, re-align legacy compaction counts,
+drop a torn tail; verified by replaying the healed journal with both engines before writing.
+
+A plan is acceptable only if the healed journal replays, under v1, to the original v1 history
+minus the removed step assistants, and under v2 to that same history (or to the original v2
+history minus the removed steps, where the engines already diverged for other reasons). Steps
+whose removal fails that check are tried once more with their `step.begin` replaced by the
+explicit interrupted results it implied, and otherwise kept and reported.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...fixes.jsonl import LinePlan, apply_lines
+from ...model import Edit, Finding
+from ..base import HealOptions, HealResult
+from .messages import INTERRUPTED_TEXT, public
+from .plan import count_edit, new_count, read_line, step_delete_edits
+from .replay import KimiReplay, replay_stream
+
+STEP_CODES = ("W101", "C203", "C201")
+MAX_TRIES = 200
+
+
+@dataclass
+class KimiPlan:
+    removed: list[Any] = field(default_factory=list)  # step uuids, file order
+    replaced_begin: dict[Any, bytes] = field(default_factory=dict)  # uuid -> replacement for its step.begin
+    other: list[Edit] = field(default_factory=list)  # torn tail, unknown step events, ...
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def edits(self, state: KimiReplay) -> list[Edit]:
+        out: list[Edit] = list(self.other)
+        gone = set(self.removed)
+        for uuid in self.removed:
+            step = state.steps.steps[uuid]
+            if uuid in self.replaced_begin:
+                out.append(Edit("replace", line=step.begin, text=self.replaced_begin[uuid].decode()))
+                out.extend(Edit("delete", line=n) for n in step.lines if n != step.begin)
+            else:
+                out.extend(step_delete_edits(step))
+        for lc in state.legacy:
+            value = new_count(lc, gone)
+            if value != lc.count:
+                out.append(count_edit(state, lc, value))
+        return out
+
+    def compaction_changes(self, state: KimiReplay) -> list[dict[str, int]]:
+        gone = set(self.removed)
+        return [
+            {"line": lc.line, "old": lc.count, "new": new_count(lc, gone)}
+            for lc in state.legacy
+            if new_count(lc, gone) != lc.count
+        ]
+
+
+def plan_heal(state: KimiReplay, findings: Iterable[Finding]) -> KimiPlan:
+    """Turn the selected findings into a verified plan."""
+    plan = KimiPlan()
+    wanted: list[Any] = []
+    for f in findings:
+        if f.code in STEP_CODES and f.fix:
+            wanted.extend(_steps_of(state, f.fix.edits))
+        elif f.fix:
+            plan.other.extend(f.fix.edits)
+    order = {uuid: i for i, uuid in enumerate(state.steps.steps)}
+    candidates = sorted(set(wanted), key=order.__getitem__)
+    plan.removed = list(candidates)
+    if candidates and not _verify(state, plan):
+        _greedy(state, plan, candidates)
+    _turn_clock(state, plan)
+    return plan
+
+
+def _steps_of(state: KimiReplay, edits: Iterable[Edit]) -> list[Any]:
+    lines = {e.line for e in edits if e.op == "delete"}
+    return [uuid for uuid, step in state.steps.steps.items() if step.begin in lines]
+
+
+def _greedy(state: KimiReplay, plan: KimiPlan, candidates: list[Any]) -> None:
+    plan.removed = []
+    for tries, uuid in enumerate(candidates):
+        if tries >= MAX_TRIES:
+            plan.skipped.append(_skip(state, uuid, "not verified: too many steps needed individual checks"))
+            continue
+        plan.removed.append(uuid)
+        if _verify(state, plan):
+            continue
+        replacement = _begin_replacement(state, uuid)
+        if replacement is not None:
+            plan.replaced_begin[uuid] = replacement
+            if _verify(state, plan):
+                continue
+            del plan.replaced_begin[uuid]
+        plan.removed.pop()
+        plan.skipped.append(_skip(state, uuid, "removing it would change what an engine replays (§9: branch flip, "
+                                  "pending-call close or failed-step settle); kept"))
+
+
+def _skip(state: KimiReplay, uuid: Any, reason: str) -> dict[str, Any]:
+    return {"code": "W101", "step": uuid, "line": state.steps.steps[uuid].begin, "reason": reason}
+
+
+def _begin_replacement(state: KimiReplay, uuid: Any) -> bytes | None:
+    """The explicit interrupted `tool.result`s a v1 `step.begin` implied, or None if it implied none."""
+    closed = state.v1.closed_at_begin.get(uuid)
+    step = state.steps.steps[uuid]
+    if not closed or step.begin is None or step.begin_offset is None:
+        return None
+    original = orjson.loads(read_line(state, step.begin_offset or 0))
+    lines = []
+    for call_id in closed:
+        record: dict[str, Any] = {"type": "context.append_loop_event"}
+        if "agentId" in original:
+            record["agentId"] = original["agentId"]
+        record["event"] = {"type": "tool.result", "toolCallId": call_id,
+                           "result": {"output": INTERRUPTED_TEXT, "isError": True}}
+        if "time" in original:
+            record["time"] = original["time"]
+        lines.append(orjson.dumps(record))
+    return b"\n".join(lines)
+
+
+def _turn_clock(state: KimiReplay, plan: KimiPlan) -> None:
+    top = state.steps.max_turn_steps
+    if top and top <= set(plan.removed):
+        plan.warnings.append(
+            f"the removed steps carried the highest turnId ({state.steps.max_turn}); the resumed turn counter "
+            "may step back to an earlier turn number")
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
+    out = io.BytesIO()
+    with open(state.path, "rb") as src:
+        apply_lines(src, out, LinePlan.from_edits(plan.edits(state)))
+    return out.getvalue()
+
+
+def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
+    healed = replay_stream(state.path, io.BytesIO(healed_bytes(state, plan)))
+    return accepts(state, healed, set(plan.removed))
+
+
+def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any]) -> bool:
+    if healed.crash.keys() - original.crash.keys():
+        return False
+    if len(healed.v1.unknown_step_lines) > len(original.v1.unknown_step_lines):
+        return False
+    want_v1 = [public(m) for m in original.v1.history if not _removed(m, removed)]
+    if "v1" not in original.crash and [public(m) for m in healed.v1.history] != want_v1:
+        return False
+    if "v2" in original.crash:
+        return True
+    got_v2 = [public(m) for m in healed.v2.history]
+    same_as_v2 = got_v2 == [public(m) for m in original.v2.history if not _removed(m, removed)]
+    return same_as_v2 or [_unpartial(m) for m in got_v2] == [_unpartial(m) for m in want_v1]
+
+
+def _removed(m: dict[str, Any], removed: set[Any]) -> bool:
+    src = m.get("_src") or ()
+    return bool(src) and src[0] == "step" and src[1] in removed
+
+
+def _unpartial(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in m.items() if k != "partial"}
+
+
+# --------------------------------------------------------------------------- the store's heal
+
+
+def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> HealResult:
+    from .heal_write import write_healed
+
+    session = store.sessions[0]
+    state = session.replay
+    plan = plan_heal(state, findings)
+    edits = plan.edits(state)
+    result = HealResult(path=store.display, format=store.format, skipped=plan.skipped, warnings=plan.warnings)
+    result.edits = [e.as_dict() for e in edits]
+    skipped_steps = {s["step"] for s in plan.skipped}
+    result.applied = [f for f in findings if f.fix and not _only_skipped(state, f, skipped_steps)]
+    result.changed = bool(edits)
+    result.extra = {"removed_steps": plan.removed, "compaction_changes": plan.compaction_changes(state)}
+    if result.changed:
+        write_healed(store, state, LinePlan.from_edits(edits), options, result)
+    return result
+
+
+def _only_skipped(state: KimiReplay, f: Finding, skipped: set[Any]) -> bool:
+    if f.code not in STEP_CODES or not skipped:
+        return False
+    steps = set(_steps_of(state, f.fix.edits)) if f.fix else set()
+    return bool(steps) and steps <= skipped
+
+
+def heal_meta(path: Path, findings: list[Finding]) -> dict[str, Any]:
+    """`removed_steps` and `compaction_changes` for a journal (what the heal fixtures record)."""
+    with open(path, "rb") as fh:
+        state = replay_stream(path, fh)
+    plan = plan_heal(state, findings)
+    return {"removed_steps": plan.removed, "compaction_changes": plan.compaction_changes(state)}
