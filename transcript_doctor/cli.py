@@ -12,11 +12,22 @@ import orjson
 import typer
 from typer.core import TyperGroup
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
 
 from . import __version__
+from .config import Settings, load_config, resolve
 from .core import ScanConfig, scan
 from .model import TdocError
+from .reporters import REPORTERS
 from .stores import Options
 
 err = Console(stderr=True, highlight=False, markup=False, emoji=False)
@@ -47,10 +58,7 @@ app = typer.Typer(
 )
 
 
-class ScanFormat(str, Enum):
-    human = "human"
-    json = "json"
-    ndjson = "ndjson"
+ScanFormat = Enum("ScanFormat", {name: name for name in REPORTERS}, type=str)  # type: ignore[misc]
 
 
 class FailOn(str, Enum):
@@ -81,6 +89,13 @@ EngineOpt = Annotated[Engine, typer.Option("--engine", help="kimi-code replay en
 InputFormatOpt = Annotated[
     Optional[str], typer.Option("--input-format", help="Override content detection (e.g. kimi-wire).")
 ]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", help="Read settings from this file (tdoc.toml, or pyproject.toml's [tool.tdoc])."),
+]
+NoConfigOpt = Annotated[
+    bool, typer.Option("--no-config", help="Do not look for tdoc.toml / pyproject.toml configuration.")
+]
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -96,30 +111,94 @@ def _emit_json(value: object) -> None:
 @app.command("scan")
 def scan_cmd(
     paths: Annotated[list[str], typer.Argument(help="Files, directories (searched) or globs.")],
-    format: Annotated[ScanFormat, typer.Option("--format", "-f", help="Output format.")] = ScanFormat.human,
+    format: Annotated[ScanFormat, typer.Option("--format", "-f", help="Output format.")] = "human",
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest severity that exits 1.")] = FailOn.error,
+    fail_on: Annotated[
+        Optional[FailOn], typer.Option("--fail-on", help="Lowest severity that exits 1 [default: error].")
+    ] = None,
     engine: EngineOpt = Engine.auto,
     deep: Annotated[bool, typer.Option("--deep", help="SQLite: full integrity_check.")] = False,
     input_format: InputFormatOpt = None,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option("--jobs", "-j", min=0, help="Worker processes (default or 0: the number of CPUs)."),
+    ] = None,
+    config_file: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """Report what is poisoned in session stores."""
-    from .reporters import REPORTERS
-
+    settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),
+                         fail_on=fail_on.value if fail_on else None)  # fmt: skip
     config = ScanConfig(
-        select=_split(select),
-        ignore=_split(ignore),
-        fail_on=fail_on.value,
+        select=settings.select,
+        ignore=settings.ignore,
+        fail_on=settings.fail_on,
         input_format=input_format,
         options=Options(engine=engine.value, deep=deep),
+        per_path_ignores=settings.per_path_ignores,
+        root=settings.root,
+        jobs=jobs or 0,
     )
-    report = scan(paths, config)
-    REPORTERS[format.value](report, sys.stdout)
+    report = scan(paths, config, progress=_progress())
+    fmt = ScanFormat(format).value
+    REPORTERS[fmt](report, sys.stdout)
     for fr in report.files:
-        if fr.error and format is not ScanFormat.human:
+        if fr.error and fmt != "human":
             err.print(Text(f"tdoc: {fr.path}: {fr.error}"))
     raise typer.Exit(report.exit_code(config.fail_on))
+
+
+def _settings(config_file: Path | None, no_config: bool, **flags: object) -> Settings:
+    """Flags over the configuration file over defaults."""
+    file = load_config(config_file, discover=not no_config)
+    return resolve(file, **flags)
+
+
+def _progress() -> _ProgressBar | None:
+    return _ProgressBar() if err.is_terminal else None
+
+
+class _ProgressBar:
+    """A progress bar on stderr, shown only for work big enough to wait for."""
+
+    MIN_FILES = 20
+    MIN_BYTES = 64 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._done = 0
+        self._files = 0
+
+    def start(self, files: int, total_bytes: int) -> None:
+        if files < self.MIN_FILES and total_bytes < self.MIN_BYTES:
+            return
+        self._files = files
+        self._bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._task = self._bar.add_task(self._label(), total=max(total_bytes, 1))
+        self._bar.start()
+
+    def advance(self, files: int, nbytes: int) -> None:
+        if self._bar is not None and self._task is not None:
+            self._done += files
+            self._bar.update(self._task, advance=nbytes, description=self._label())
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def _label(self) -> str:
+        return f"scanning {self._done}/{self._files} files"
 
 
 @app.command("replay")
@@ -146,7 +225,9 @@ def heal_cmd(
     in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite the store (with a backup).")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the healed copy here.")] = None,
     diff: Annotated[bool, typer.Option("--diff", help="Dry run: print a unified diff / SQL plan.")] = False,
-    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply unsafe fixes.")] = False,
+    unsafe_fixes: Annotated[
+        Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply unsafe fixes.")
+    ] = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     backup_dir: Annotated[Optional[Path], typer.Option("--backup-dir", help="Where backups go.")] = None,
@@ -154,6 +235,8 @@ def heal_cmd(
     purge: Annotated[bool, typer.Option("--purge", help="Databases: delete rows instead of deactivating.")] = False,
     format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
     input_format: InputFormatOpt = None,
+    config_file: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """Apply the fixes of the findings: a dry run unless --in-place or --output."""
     from .healing import heal_paths, render_heal
@@ -161,17 +244,25 @@ def heal_cmd(
 
     if in_place and output:
         raise TdocError("--in-place and --output exclude each other")
+    settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),
+                         unsafe_fixes=unsafe_fixes, backup_dir=backup_dir)  # fmt: skip
     mode = "in-place" if in_place else "output" if output else "dry-run"
     options = HealOptions(
         mode=mode,
         output=output,
         diff=diff,
-        unsafe_fixes=unsafe_fixes,
-        backup_dir=backup_dir,
+        unsafe_fixes=settings.unsafe_fixes,
+        backup_dir=settings.backup_dir,
         backup=not no_backup,
         purge=purge,
     )
-    config = ScanConfig(select=_split(select), ignore=_split(ignore), input_format=input_format)
+    config = ScanConfig(
+        select=settings.select,
+        ignore=settings.ignore,
+        input_format=input_format,
+        per_path_ignores=settings.per_path_ignores,
+        root=settings.root,
+    )
     results, code = heal_paths(paths, config, options)
     render_heal(results, format.value, sys.stdout, err)
     raise typer.Exit(code)
@@ -196,14 +287,20 @@ def explain_cmd(
     rule: Annotated[Optional[str], typer.Argument(help="A rule code or name.")] = None,
     path: Annotated[Optional[str], typer.Argument(help="With --error: the store to map the error to.")] = None,
     error: Annotated[Optional[str], typer.Option("--error", help="A pasted provider error message.")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="With --error PATH: the session id.")] = None,
     format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
 ) -> None:
-    """Print a rule's documentation, or say which rule a provider error points at."""
+    """Print a rule's documentation, or say which rule a provider error points at.
+
+    With --error: exit 0 when the error is a structural rejection tdoc knows, 1 when not.
+    """
     from .explain import explain_error, explain_rule
 
     if error is not None:
+        if rule and path:
+            raise TdocError("with --error, give at most one PATH")
         store_path = path or rule  # `tdoc explain --error TEXT PATH`
-        code = explain_error(error, store_path, format.value, sys.stdout)
+        code = explain_error(error, store_path, format.value, sys.stdout, session)
         raise typer.Exit(code)
     if not rule:
         raise TdocError("name a rule (code or name), or pass --error TEXT")

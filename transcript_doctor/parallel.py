@@ -12,7 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .core import ScanConfig
 
 Input = tuple[Path, str]
+Worker = Callable[[list[Input], "ScanConfig"], list[FileResult]]
 
 # With jobs left to tdoc, worker processes are used only when the work can pay for starting them.
 AUTO_MIN_FILES = 8
@@ -104,8 +105,14 @@ def _run_serial(
 
 
 def _run_pool(
-    inputs: list[Input], config: ScanConfig, sizes: Sequence[int], workers: int, progress: Progress | None
+    inputs: list[Input],
+    config: ScanConfig,
+    sizes: Sequence[int],
+    workers: int,
+    progress: Progress | None,
+    worker: Worker | None = None,
 ) -> list[FileResult]:
+    worker = worker or _scan_chunk
     results: list[FileResult | None] = [None] * len(inputs)
     remote = []
     for i, (path, display) in enumerate(inputs):
@@ -114,9 +121,9 @@ def _run_pool(
             _advance(progress, [i], sizes)
         else:
             remote.append(i)
-    lost = _pool_round(inputs, remote, config, workers, results, sizes, progress)
+    lost = _pool_round(inputs, remote, config, workers, results, sizes, progress, worker)
     if lost:
-        _isolate(inputs, lost, config, results, sizes, progress)
+        _isolate(inputs, lost, config, results, sizes, progress, worker)
     return [r for r in results if r is not None]
 
 
@@ -128,12 +135,13 @@ def _pool_round(
     results: list[FileResult | None],
     sizes: Sequence[int],
     progress: Progress | None,
+    worker: Worker,
 ) -> list[int]:
     """Scan `indexes` in a pool of `workers`; returns the indexes lost to a worker that died."""
     lost: list[int] = []
     with _executor(workers) as pool:
         futures = [
-            (chunk, pool.submit(_scan_chunk, [inputs[i] for i in chunk], config))
+            (chunk, pool.submit(worker, [inputs[i] for i in chunk], config))
             for chunk in _chunks(indexes, workers)
         ]
         try:
@@ -158,6 +166,7 @@ def _isolate(
     results: list[FileResult | None],
     sizes: Sequence[int],
     progress: Progress | None,
+    worker: Worker,
 ) -> None:
     """Rescan inputs a dead worker took down, in order, in one worker at a time.
 
@@ -169,7 +178,7 @@ def _isolate(
     while pending and deaths < MAX_WORKER_DEATHS:
         done = 0
         with _executor(1) as pool:
-            futures = [pool.submit(_scan_chunk, [inputs[i]], config) for i in pending]
+            futures = [pool.submit(worker, [inputs[i]], config) for i in pending]
             for i, future in zip(pending, futures):
                 done += 1
                 try:

@@ -224,8 +224,8 @@ def find_position(lowered: str) -> tuple[int | None, str | None]:
 MAX_UNWRAP_CHARS = 1_000_000
 _STATUS = re.compile(r"\b([45]\d\d)\b")
 _PREFIX = re.compile(
-    r"(?:api error|error code|capierror|apistatuserror|badrequesterror|validationexception|http|error)"
-    r"[ \t]{0,8}:?[ \t]{0,8}(?:[45]\d\d\b)?[ \t]{0,8}-?[ \t]{0,8}:?[ \t]{0,8}",
+    r"(?:(?:api error|error code|capierror|apistatuserror|badrequesterror|validationexception|http|error)"
+    r"[ \t]{0,8}:?[ \t]{0,8})?(?:[45]\d\d\b)?[ \t]{0,8}-?[ \t]{0,8}:?[ \t]{0,8}",
     re.IGNORECASE,
 )
 
