@@ -129,6 +129,7 @@ def check_blank_parts(messages: list[Message], make: Make, empty_parts_vacuous: 
 class _CallSite:
     index: int  # index in `messages` of the assistant message carrying the call
     name: str
+    position: int | None = None
     answered_by: int | None = None  # index of the tool message that answers it
 
 
@@ -156,13 +157,13 @@ def _register_calls(msg: Message, i: int, state: _Pairing, make: Make, codes: fr
                 first = state.calls[call.id]
                 yield make(
                     "W105",
-                    f"{_describe(msg)} reuses tool call id {call.id!r} (first issued at message {first.index})",
+                    f"{_describe(msg)} reuses tool call id {call.id!r} (first issued at position {first.position})",
                     msg,
                     evidence={"tool_call_id": call.id, "call_index": k, "tool_name": call.name,
-                              "first_message_index": first.index},
+                              "first_position": first.position},
                 )
             continue
-        state.calls[call.id] = _CallSite(i, call.name)
+        state.calls[call.id] = _CallSite(i, call.name, msg.position)
 
 
 def _match_result(
@@ -186,9 +187,9 @@ def _match_result(
         if "W106" in codes:
             yield make(
                 "W106",
-                f"second tool result for call {call_id!r}; the result at message {kept} is kept",
+                f"second tool result for call {call_id!r}; the one at request position {messages[kept].position} is kept",
                 target,
-                evidence={"tool_call_id": call_id, "kept_message_index": kept,
+                evidence={"tool_call_id": call_id, "kept_position": messages[kept].position,
                           "dropped_placeholder": target is earlier},
             )
         site.answered_by = kept
@@ -200,7 +201,7 @@ def _match_result(
             "W107",
             f"tool result for {call_id!r} is separated from its call by {len(between)} non-tool message(s)",
             msg,
-            evidence={"tool_call_id": call_id, "call_message_index": site.index,
+            evidence={"tool_call_id": call_id, "call_position": site.position,
                       "separating_roles": [m.role for m in between]},
         )
 

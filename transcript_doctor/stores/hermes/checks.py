@@ -1,0 +1,228 @@
+"""Hermes rules over one resumed session: sentinels, scaffolding, terminality, and the shared
+conversation checks. Findings carry the session, the `messages.id` row (or the export line), the
+request position, and a fix whose edits mirror Hermes' own operations (see `plan.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...model import Finding, Fix, Message
+from ...rules.conversation import conversation_findings
+from ...rules.registry import finding
+from ...text import excerpt
+from . import plan
+from .content import EMPTY_TOOL_RESPONSE_NUDGE, leaked_empty_sentinel, starts_with_sentinel, visible_text_for_sentinel_check
+from .reader import Row
+from .resume import Entry, build, turns
+from .scaffolding import find_markers, marker_evidence
+from .thinking import has_content_after_think_block, has_inline_thinking, strip_think_blocks
+
+CONVERSATION_CODES = ("W101", "W102", "W103", "W104", "W105", "W106", "W107", "W108", "W109", "F507", "F508")
+TERMINAL_FINISH = frozenset({"stop", "end_turn"})
+
+
+def safe_excerpt(text: str) -> str:
+    """An excerpt that JSON encoders accept (lone surrogates escaped)."""
+    return excerpt(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@dataclass
+class SessionScan:
+    """Everything one session's checks need, and the fix actions of the findings they made."""
+
+    path: str
+    format: str
+    session: str
+    rows: list[Row]
+    export: bool = False
+    schema: plan.Schema = field(default_factory=plan.Schema)
+    entries: list[Entry] = field(default_factory=list)
+    actions: dict[tuple, list[plan.Action]] = field(default_factory=dict)
+
+    def make(self, code: str, text: str, msg: Message, severity: Any = None, fix: Any = None,
+             evidence: dict[str, Any] | None = None, actions: list[plan.Action] | None = None,
+             row: Row | None = None) -> Finding:
+        row = row or self._row_of(msg)
+        evidence = dict(evidence or {})
+        if self.export and row is not None:
+            evidence.setdefault("message_id", row.id)
+        if actions is None:
+            actions = plan.default_actions(code, row, self, evidence)
+        f = finding(
+            code, text, path=self.path, format=self.format, severity=severity, session=self.session,
+            line=row.line if self.export and row else None,
+            row=None if self.export or row is None else row.id,
+            table=None if self.export else "messages",
+            position=msg.position if msg is not None else None, evidence=evidence,
+        )
+        if actions and not self.export:
+            f.fix = fix or plan.describe(code, actions, self)
+            self.actions[finding_key(f)] = actions
+        return f
+
+    def _row_of(self, msg: Message | None) -> Row | None:
+        return msg.extra.get("row") if msg is not None else None
+
+
+def finding_key(f: Finding) -> tuple:
+    ev = f.evidence
+    return (f.code, f.session, str(f.row), str(f.line), ev.get("tool_call_id"), ev.get("part_index"), ev.get("call_index"))
+
+
+def scan_session(scan: SessionScan) -> Iterator[Finding]:
+    entries, _dropped = build(scan.rows, export=scan.export)
+    for e in entries:
+        e.message.extra["row"] = e.row
+    scan.entries = entries
+    yield from _record_problems(scan)
+    messages = [e.message for e in entries]
+    yield from conversation_findings(messages, make=scan.make, codes=CONVERSATION_CODES)
+    nudged = set()
+    for f in _recovery_nudges(scan):
+        nudged.update(f.evidence["rows"])
+        yield f
+    sentinel_rows: set[Any] = set(nudged)
+    for f in _turn_enders(scan, nudged):
+        if f.code == "S301":
+            sentinel_rows.add(f.evidence["message_id"] if scan.export else f.row)
+        yield f
+    yield from _scaffolding(scan, sentinel_rows)
+
+
+def _record_problems(scan: SessionScan) -> Iterator[Finding]:
+    for row in scan.rows:
+        for problem in row.problems:
+            yield scan.make("F504", f"{row.role} row {row.id}: {problem}", None,
+                            evidence={"problem": problem, "message_id": row.id}, row=row, actions=[])
+
+
+# --------------------------------------------------------------------------- S305
+
+
+def _is_nudge(entry: Entry) -> bool:
+    content = entry.wire.get("content")
+    return entry.row.role == "user" and isinstance(content, str) and content.lstrip().startswith(EMPTY_TOOL_RESPONSE_NUDGE[:60])
+
+
+def _recovery_nudges(scan: SessionScan) -> Iterator[Finding]:
+    entries = scan.entries
+    for i, entry in enumerate(entries[:-1]):
+        nxt = entries[i + 1]
+        if entry.row.role != "assistant" or entry.row.tool_calls or not _is_nudge(nxt):
+            continue
+        visible = visible_text_for_sentinel_check(entry.wire.get("content"))
+        if not starts_with_sentinel(visible):
+            continue
+        rows = [entry.row.id, nxt.row.id]
+        yield scan.make(
+            "S305",
+            f"persisted empty-response recovery pair (rows {rows[0]} and {rows[1]}): replaying it teaches the model to answer '(empty)'",
+            entry.message,
+            evidence={"rows": rows, "assistant_text": safe_excerpt(visible), "nudge": safe_excerpt(nxt.wire["content"])},
+            actions=[plan.Action("deactivate", entry.row.id, scan.session), plan.Action("deactivate", nxt.row.id, scan.session)],
+        )
+
+
+# --------------------------------------------------------------------------- turn enders: S301, T403, T405
+
+
+def _turn_enders(scan: SessionScan, nudged: set[Any]) -> Iterator[Finding]:
+    entries = scan.entries
+    all_turns = turns(entries)
+    for t, (start, end, ender) in enumerate(all_turns):
+        if ender is None:
+            continue
+        entry = entries[ender]
+        last_turn = t == len(all_turns) - 1
+        if entry.row.id not in nudged:
+            yield from _leak(scan, entry, start, end, last_turn)
+        yield from _terminality(scan, entry)
+
+
+def _leak(scan: SessionScan, entry: Entry, start: int, end: int, last_turn: bool) -> Iterator[Finding]:
+    if entry.row.tool_calls:
+        return
+    for field_name, content in (("content", entry.wire.get("content")), ("api_content", entry.row.api_content)):
+        if content is None or not leaked_empty_sentinel(content):
+            continue
+        visible = visible_text_for_sentinel_check(content)
+        literal = leaked_empty_sentinel(content, literal=True)
+        turn_rows = [e.row.id for e in scan.entries[start:end]]
+        where = "ends the session; every resume replays it" if last_turn else "is followed by a new user turn"
+        yield scan.make(
+            "S301",
+            f"turn-ending assistant answer starts with the '(empty)' sentinel and {where}",
+            entry.message,
+            evidence={"field": field_name, "text": safe_excerpt(visible), "finish_reason": entry.row.finish_reason,
+                      "literal_prefix": literal, "session_end": last_turn, "turn_rows": turn_rows,
+                      "message_id": entry.row.id},
+            actions=[plan.Action("deactivate", rid, scan.session) for rid in turn_rows]
+            + [plan.Action("bump_rewind", None, scan.session)],
+        )
+        return
+
+
+def _reasoning_present(entry: Entry, text: str) -> bool:
+    if has_inline_thinking(text):
+        return True
+    return any(p.kind == "reasoning" and (p.text or p.signed) for p in entry.message.parts)
+
+
+def _terminality(scan: SessionScan, entry: Entry) -> Iterator[Finding]:
+    row = entry.row
+    content = row.api_content if row.api_content is not None else entry.wire.get("content")
+    visible = visible_text_for_sentinel_check(content)
+    has_text = has_content_after_think_block(visible)
+    if has_text:
+        reasons = []
+        if row.finish_reason is not None and row.finish_reason not in TERMINAL_FINISH:
+            reasons.append(f"finish_reason {row.finish_reason!r}")
+        if row.tool_calls:
+            reasons.append(f"{len(row.tool_calls)} tool call(s)")
+        if reasons:
+            yield scan.make(
+                "T403",
+                f"the turn's last assistant reply has text but is not a terminal answer ({', '.join(reasons)})",
+                entry.message,
+                evidence={"finish_reason": row.finish_reason, "tool_calls": len(row.tool_calls or []),
+                          "reasons": reasons, "text": safe_excerpt(visible)},
+                actions=[],
+            )
+    elif not row.tool_calls and _reasoning_present(entry, visible):
+        yield scan.make(
+            "T405",
+            "the turn ends with an assistant reply that holds only reasoning, no visible answer",
+            entry.message,
+            evidence={"finish_reason": row.finish_reason, "text": safe_excerpt(visible),
+                      "after_think_strip": safe_excerpt(strip_think_blocks(visible))},
+            actions=[],
+        )
+
+
+# --------------------------------------------------------------------------- S304
+
+
+def _scaffolding(scan: SessionScan, skip_rows: set[Any]) -> Iterator[Finding]:
+    for entry in scan.entries:
+        row = entry.row
+        if row.role != "assistant" or row.id in skip_rows:
+            continue
+        for field_name, content in (("content", row.content), ("api_content", row.api_content)):
+            text = visible_text_for_sentinel_check(content)
+            found = find_markers(text) if text else []
+            if not found:
+                continue
+            evidence = marker_evidence(text, found)
+            evidence["field"] = field_name
+            evidence["text"] = safe_excerpt(evidence["text"])
+            yield scan.make(
+                "S304",
+                f"assistant {field_name} carries runtime scaffolding ({', '.join(evidence['markers'])})",
+                entry.message,
+                evidence=evidence,
+                actions=[],
+            )
+            break

@@ -1,0 +1,207 @@
+"""Heal a Hermes `state.db` in place, the way Hermes itself edits it.
+
+The findings handed in are matched against a fresh read of the database (a finding that no longer
+holds is skipped), their fix actions are composed per row, and the resulting SQL runs inside one
+`BEGIN IMMEDIATE` transaction after a backup through the SQLite backup API (`fixes.sqlite`). Inside
+the transaction tdoc checks the touched sessions did not change since they were read, keeps the
+FTS triggers consistent (the optional CJK index follows Hermes' own convention when its tokenizer
+is not loadable), recomputes `message_count`/`tool_call_count`, and `quick_check` runs before
+commit. A locked database is refused (exit 3) untouched. The file is never swapped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ...fixes.sqlite import heal_database, quote_ident
+from ...model import Finding, RefusedError, TdocError
+from ..base import HealOptions, HealResult, Options
+from . import plan
+from .checks import finding_key
+from .reader import open_database
+
+if TYPE_CHECKING:
+    from .store import HermesDbStore
+
+
+def heal(store: HermesDbStore, findings: list[Finding], options: HealOptions) -> HealResult:
+    result = HealResult(path=store.display, format=store.format)
+    wanted = [f for f in findings if f.fix is not None and f.fix.applicability != "none"]
+    sessions = sorted({f.session for f in wanted if f.session})
+    store.close()  # no read transaction of ours may stand in the way of the write
+    fresh = store.reopen()
+    try:
+        fresh_by_key = {finding_key(f): f for f in fresh.scan_sessions(sessions, keep_rows=True)}
+        actions = _match(wanted, fresh_by_key, fresh, options, result)
+        changes = plan.compose(actions, fresh.kept_rows, fresh.schema, purge=options.purge)
+        touched = sorted({c.session for c in changes if c.session})
+        fingerprint = session_fingerprint(fresh.connection(), touched)
+        schema = fresh.schema
+    finally:
+        fresh.close()
+    stmts = plan.statements(changes)
+    result.edits = [c.edit().as_dict() for c in changes]
+    result.diff = plan.render(stmts) if stmts else ""
+    result.changed = bool(stmts)
+    if not stmts or options.mode == "dry-run":
+        if not stmts:
+            result.applied = []
+        return result
+    target = store.path
+    if options.mode == "output":
+        target = _copy_to(store.path, options.output)
+        result.output = str(target)
+
+    def apply(conn: sqlite3.Connection) -> None:
+        if session_fingerprint(conn, touched) != fingerprint:
+            raise RefusedError(f"{store.display}: the database changed while tdoc worked; nothing written")
+        _prepare_cjk(conn, schema, changes, result.warnings)
+        for sql, params in stmts:
+            conn.execute(sql, params)
+        recompute_counters(conn, touched, schema)
+
+    backup = heal_database(
+        target, [], backup=options.backup and options.mode == "in-place", backup_dir=options.backup_dir, after=apply
+    )
+    result.backup = str(backup) if backup else None
+    result.written = True
+    result.remaining = _remaining(store, target, touched, {finding_key(f) for f in result.applied})
+    return result
+
+
+def _match(wanted: list[Finding], fresh: dict[tuple, Finding], store: Any, options: HealOptions,
+           result: HealResult) -> list[plan.Action]:
+    actions: list[plan.Action] = []
+    seen: set[tuple] = set()
+    for f in wanted:
+        key = finding_key(f)
+        if key in seen:
+            continue
+        seen.add(key)
+        current = fresh.get(key)
+        reason = None
+        if current is None:
+            reason = "no longer present in the database"
+        elif current.fix is None:
+            reason = "no automatic fix for this finding in a Hermes database"
+        else:
+            acts = store.actions.get(key, [])
+            if any(a.kind == "deactivate" for a in acts) and not options.purge and "active" not in store.schema.message_columns:
+                reason = "this schema has no `active` column (before v16): rerun with --purge to delete rows"
+        if reason:
+            result.skipped.append({"code": f.code, "session": f.session, "row": f.row, "reason": reason})
+            continue
+        result.applied.append(current)
+        actions.extend(store.actions.get(key, []))
+    return actions
+
+
+def session_fingerprint(conn: sqlite3.Connection, sessions: list[str]) -> str:
+    """A hash of the touched sessions' rows: any concurrent change to them shows up here."""
+    digest = hashlib.sha256()
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    wanted = [c for c in ("id", "active", "role", "content", "api_content", "tool_calls", "tool_call_id") if c in cols]
+    select = ", ".join(quote_ident(c) for c in wanted)
+    for sid in sessions:
+        digest.update(orjson.dumps(sid))
+        for values in conn.execute(f"SELECT {select} FROM messages WHERE session_id = ? ORDER BY id", (sid,)):
+            digest.update(repr(values).encode("utf-8", "backslashreplace"))
+    return digest.hexdigest()
+
+
+def recompute_counters(conn: sqlite3.Connection, sessions: list[str], schema: plan.Schema) -> None:
+    """What Hermes keeps: message_count = active rows, tool_call_count = their tool calls."""
+    cols = schema.session_columns & {"message_count", "tool_call_count"}
+    if not cols:
+        return
+    live = "COALESCE(active, 1) = 1" if "active" in schema.message_columns else "1"
+    for sid in sessions:
+        count = calls = 0
+        for (raw,) in conn.execute(f"SELECT tool_calls FROM messages WHERE session_id = ? AND {live}", (sid,)):
+            count += 1
+            calls += _call_count(raw)
+        sets = {"message_count": count, "tool_call_count": calls}
+        assignments = ", ".join(f"{c} = ?" for c in sorted(cols))
+        conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", tuple(sets[c] for c in sorted(cols)) + (sid,))
+
+
+def _call_count(raw: Any) -> int:
+    if not raw:
+        return 0
+    try:
+        value = orjson.loads(raw)
+    except (orjson.JSONDecodeError, TypeError):
+        return 0
+    return len(value) if isinstance(value, list) else 0
+
+
+def _fires(trigger_sql: str, changes: list[plan.Change]) -> bool:
+    sql = " ".join(trigger_sql.upper().split())
+    for c in changes:
+        if c.table != "messages":
+            continue
+        if c.op == "delete" and "AFTER DELETE" in sql or c.op == "insert" and "AFTER INSERT" in sql:
+            return True
+        if c.op == "update" and "AFTER UPDATE" in sql:
+            if "AFTER UPDATE OF" not in sql:
+                return True
+            listed = sql.split("AFTER UPDATE OF", 1)[1].split(" ON ", 1)[0]
+            if any(col.upper() in {x.strip() for x in listed.split(",")} for col in c.set):
+                return True
+    return False
+
+
+def _prepare_cjk(conn: sqlite3.Connection, schema: plan.Schema, changes: list[plan.Change], warnings: list[str]) -> None:
+    """Hermes' convention when the cjk_unicode61 tokenizer cannot be loaded: drop the three CJK
+    triggers and mark the index stale (`state_meta.fts_cjk_stale = '1'`); Hermes rebuilds it with
+    `hermes sessions optimize-storage`. tdoc never loads native extensions itself."""
+    triggers = dict(schema.cjk_triggers)
+    if not triggers or not any(_fires(sql, changes) for sql in triggers.values()):
+        return
+    try:
+        conn.execute("SELECT count(*) FROM messages_fts_cjk WHERE 0").fetchall()
+        return  # the tokenizer is available in this connection: the triggers work
+    except sqlite3.DatabaseError:
+        pass
+    for name in triggers:
+        conn.execute(f"DROP TRIGGER IF EXISTS {quote_ident(name)}")
+    conn.execute(
+        "INSERT INTO state_meta(key, value) VALUES ('fts_cjk_stale', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    )
+    warnings.append(
+        "the CJK full-text index (cjk_unicode61) is not loadable here: following Hermes' convention, its "
+        "triggers were dropped and state_meta.fts_cjk_stale=1; run `hermes sessions optimize-storage` to rebuild it"
+    )
+
+
+def _copy_to(source: Path, output: Path | None) -> Path:
+    if output is None:
+        raise TdocError("--output needs a path")
+    if output.exists():
+        raise TdocError(f"{output}: already exists; choose a new path for the healed copy")
+    src = open_database(source)
+    try:
+        dest = sqlite3.connect(str(output))
+        try:
+            src.backup(dest)
+        finally:
+            dest.close()
+    finally:
+        src.close()
+    return output
+
+
+def _remaining(store: HermesDbStore, target: Path, sessions: list[str], keys: set[tuple]) -> list[Finding]:
+    from .store import HermesDbStore as _Store
+
+    after = _Store(target, store.display, Options())
+    try:
+        return [f for f in after.scan_sessions(sessions) if finding_key(f) in keys]
+    finally:
+        after.close()

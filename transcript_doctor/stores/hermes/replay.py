@@ -1,0 +1,72 @@
+"""`tdoc replay` for Hermes: the conversation Hermes would resume, in its own message-dict shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .reader import Row
+from .resume import REQUEST_OFFSET, build, lineage, resume_tip
+
+
+def json_safe(value: Any) -> Any:
+    """Strings with lone surrogates cannot be encoded as JSON: show them as U+FFFD."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    return value
+
+
+def replay_session(store: Any, session_id: str, rows: list[Row]) -> dict[str, Any]:
+    """One replay object: the resumed history, what was left out and why, and the lineage view."""
+    sessions = store.sessions
+    info = sessions.get(session_id)
+    entries, dropped = build(rows, export=store.format == "hermes-export")
+    chain = lineage(sessions, session_id)
+    lineage_history = None
+    if len(chain) > 1:
+        chain_rows = sorted(
+            (r for _, rs in store.iter_sessions(chain) for r in rs), key=lambda r: (_id_key(r.id))
+        )
+        merged, _ = build(chain_rows, lineage=True, export=store.format == "hermes-export")
+        lineage_history = [e.wire for e in merged]
+    return json_safe({
+        "format": store.format,
+        "engine": None,
+        "session": session_id,
+        "source": info.source if info else None,
+        "model": info.model if info else None,
+        "parent_session_id": info.parent_session_id if info else None,
+        "resumes_into": resume_tip(sessions, session_id, _sessions_with_rows(store)),
+        "system_prompt": info.system_prompt if info else None,
+        "request_offset": REQUEST_OFFSET,
+        "history": [e.wire for e in entries],
+        "rows": [e.row.id for e in entries],
+        "dropped": [{"row": d.row.id, "role": d.row.role, "reason": d.reason} for d in dropped],
+        "lineage": chain,
+        "lineage_history": lineage_history,
+        "errors": [{"row": r.id, "problem": p} for r in rows for p in r.problems],
+    })
+
+
+def _id_key(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, int) else (1, str(value))
+
+
+def _sessions_with_rows(store: Any) -> set[str]:
+    cached = getattr(store, "_with_rows", None)
+    if cached is None:
+        cached = {sid for sid, _ in store.iter_sessions()} if store.format == "hermes-export" else _db_with_rows(store)
+        store._with_rows = cached
+    return cached
+
+
+def _db_with_rows(store: Any) -> set[str]:
+    conn = store.connection()
+    return {r[0] for r in conn.execute("SELECT DISTINCT session_id FROM messages")}

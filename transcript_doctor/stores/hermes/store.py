@@ -1,0 +1,171 @@
+"""The Hermes store kinds: `state.db` (format `hermes-db`) and the session export (`hermes-export`)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
+from ...model import Finding, TdocError
+from ...rules.registry import finding
+from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from . import plan
+from .checks import SessionScan, scan_session
+from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
+from .replay import replay_session
+
+
+class HermesDbStore(Store):
+    format = "hermes-db"
+    system = "hermes"
+
+    def __init__(self, path: Path, display: str, options: Options | None = None) -> None:
+        super().__init__(path, display)
+        self._conn: sqlite3.Connection | None = None
+        db = self.database()
+        if not is_hermes_schema(self.connection()):
+            self.close()
+            raise TdocError(f"{display}: a SQLite database, but not a Hermes state.db (no sessions/messages tables)")
+        self.version = db.version
+        self.sessions: dict[str, SessionInfo] = db.sessions()
+        self._records = db.message_count()
+        self.schema = _schema(self.connection())
+        self.actions: dict[tuple, list[plan.Action]] = {}
+        self.kept_rows: dict[Any, Row] = {}
+
+    # ------------------------------------------------------------------ connection
+
+    def connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = open_database(self.path)
+        return self._conn
+
+    def database(self) -> Database:
+        return Database(self.connection())
+
+    def reopen(self) -> HermesDbStore:
+        return HermesDbStore(self.path, self.display)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ Store API
+
+    @property
+    def session_count(self) -> int:
+        return len(self.sessions)
+
+    @property
+    def record_count(self) -> int:
+        return self._records
+
+    def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
+        return group_by_session(self.database().iter_rows(session_ids))
+
+    def scan_sessions(self, session_ids: list[str] | None = None, keep_rows: bool = False) -> Iterator[Finding]:
+        for sid, rows in self.iter_sessions(session_ids):
+            if keep_rows:
+                self.kept_rows.update((r.id, r) for r in rows)
+            scan = SessionScan(self.display, self.format, sid, rows, schema=self.schema)
+            yield from scan_session(scan)
+            self.actions.update(scan.actions)
+
+    def store_findings(self, deep: bool) -> Iterator[Finding]:
+        problems = integrity_problems(self.connection(), deep)
+        if problems:
+            check = "integrity_check" if deep else "quick_check"
+            yield finding("F506", f"PRAGMA {check} reports {len(problems)} problem(s): {problems[0][:160]}",
+                          path=self.display, format=self.format, evidence={"check": check, "problems": problems[:20]})
+        if self.version is not None and self.version > KNOWN_SCHEMA_VERSION:
+            yield finding("F505", f"schema version {self.version} is newer than tdoc knows ({KNOWN_SCHEMA_VERSION}); rows are read as-is",
+                          path=self.display, format=self.format,
+                          evidence={"schema_version": self.version, "known": KNOWN_SCHEMA_VERSION})
+
+    def replay(self, options: Options) -> Any:
+        wanted = [options.session] if options.session else None
+        if options.session and options.session not in self.sessions:
+            raise TdocError(f"{self.display}: no session {options.session!r} (see `tdoc scan` for session ids)")
+        rows_by_session = dict(self.iter_sessions(wanted))
+        ids = wanted or sorted(set(self.sessions) | set(rows_by_session))
+        objects = [replay_session(self, sid, rows_by_session.get(sid, [])) for sid in ids]
+        return objects[0] if options.session else objects
+
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        from .resume import build
+
+        sid = session or (next(iter(self.sessions)) if len(self.sessions) == 1 else None)
+        if sid is None:
+            return None
+        for _, rows in self.iter_sessions([sid]):
+            entries, _ = build(rows)
+            for e in entries:
+                if e.message.position == position:
+                    return {"session": sid, "line": None, "end_line": None, "row": e.row.id,
+                            "table": "messages", "role": e.row.role}
+        return None
+
+    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        from .heal import heal
+
+        return heal(self, findings, options)
+
+
+def _schema(conn: sqlite3.Connection) -> plan.Schema:
+    cjk = tuple(
+        (name, sql or "")
+        for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages\\_fts\\_cjk%' ESCAPE '\\'"
+        )
+    )
+    return plan.Schema(
+        message_columns=frozenset(columns(conn, "messages")),
+        session_columns=frozenset(columns(conn, "sessions")),
+        cjk_triggers=cjk,
+    )
+
+
+class HermesDbKind(StoreKind):
+    format = "hermes-db"
+    system = "hermes"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        if not head.startswith(SQLITE_MAGIC):
+            return False
+        try:
+            conn = open_database(path)
+        except TdocError:
+            return False
+        try:
+            return is_hermes_schema(conn)
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            conn.close()
+
+    def open(self, path: Path, display: str, options: Options) -> Store:
+        return HermesDbStore(path, display, options)
+
+
+_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"id"\s*:\s*"[^"\n]{1,200}"\s*,\s*"source"\s*:')
+
+
+class HermesExportKind(StoreKind):
+    format = "hermes-export"
+    system = "hermes"
+    jsonl = True
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        first = head.split(b"\n", 1)[0]
+        if not _EXPORT_HEAD.match(first):
+            return False
+        return b'"messages"' in first or len(first) == len(head)
+
+    def open(self, path: Path, display: str, options: Options) -> Store:
+        from .export import HermesExportStore
+
+        return HermesExportStore(path, display, options)
