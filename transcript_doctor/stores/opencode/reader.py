@@ -103,7 +103,7 @@ def _decode_row(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         return None, "data is NULL"
     try:
         value = decode_json(raw)
-    except (ValueError, TypeError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None, f"data is not valid JSON ({str(exc)[:120]})"
     if not isinstance(value, dict):
         return None, f"data is a JSON {type(value).__name__}, not an object"
@@ -295,15 +295,21 @@ def _message_entry(walker: _Walker, start: int) -> tuple[Any, int]:
 def read_export(path: Path, display: str) -> tuple[OcSession, int]:
     """The session of an `opencode export` file and its record count (messages + parts)."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes()
     except OSError as exc:
         raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    return parse_export(data, display)
+
+
+def parse_export(data: bytes, display: str) -> tuple[OcSession, int]:
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise TdocError(f"{display}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     walker = _Walker(text)
     try:
         doc, end = walker.members(0, {"messages": lambda i: walker.items(i, lambda j: _message_entry(walker, j))})
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError, RecursionError) as exc:
         raise TdocError(f"{display}: not an OpenCode export (invalid JSON: {str(exc)[:120]})") from None
     if walker.ws(end) != len(text):
         raise TdocError(f"{display}: not an OpenCode export (data after the JSON document)")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...fixes.atomic import Fingerprint
 from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems, open_readonly
 from ...model import Finding, TdocError
 from ...rules import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
-from .reader import MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, read_export
+from .reader import MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, parse_export
 from .runs import SessionView, analyse
 
 SYSTEM = "opencode"
@@ -105,8 +107,15 @@ class OpencodeExportStore(Store):
 
     def __init__(self, path: Path, display: str, options: Options) -> None:
         super().__init__(path, display)
+        try:
+            st = path.stat()
+            self.data = path.read_bytes()
+        except OSError as exc:
+            raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        # What was parsed, for the change check before a heal replaces the file.
+        self.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hashlib.sha256(self.data).hexdigest())
         self.session: OcSession
-        self.session, self._records = read_export(path, display)
+        self.session, self._records = parse_export(self.data, display)
 
     @property
     def session_count(self) -> int:
