@@ -141,10 +141,10 @@ def path_matches(pattern: str, path: str, root: Path) -> bool:
     """
     absolute = Path(path).resolve()
     try:
-        rel = absolute.relative_to(root).as_posix()
+        rel = absolute.relative_to(root.resolve()).as_posix()
     except ValueError:
         rel = absolute.as_posix()
-    if "/" not in pattern.rstrip("/"):
+    if "/" not in pattern:
         return fnmatchcase(PurePosixPath(rel).name, pattern)
     pattern = pattern.removeprefix("./")
     if pattern.endswith("/"):
