@@ -145,7 +145,7 @@ def kinds(projection) -> list[tuple]:
 # --------------------------------------------------------------------------- vacuous predicates
 
 from transcript_doctor.stores.kimi.projection import is_empty_assistant, prefix_vacuous_positions  # noqa: E402
-from transcript_doctor.stores.kimi.render import UNAVAILABLE, render_tool_result  # noqa: E402
+from transcript_doctor.stores.kimi.render import UNAVAILABLE, render_tool_result, sendable_content  # noqa: E402
 from transcript_doctor.stores.kimi.vacuous import is_blank_text, is_vacuous_content, is_vacuous_part  # noqa: E402
 
 
@@ -337,6 +337,18 @@ def test_result_before_its_call():
     assert kinds(v2) == [("orphan_tool_result_dropped", "c1"), ("tool_result_synthesized", "c1", False)]
 
 
+def test_think_only_tool_output():
+    # Not in the golden set (tool outputs hold text and media in practice); follows §7.1/§7.2:
+    # v1 runs its vacuous check on every message, v2 attaches a paired result unchecked.
+    history = [U("u1"), A(calls=["c1"]), T("c1", think("")), U("u2")]
+    v1 = project(history, "v1")
+    assert shape(v1.messages) == ["U['u1']", "A[] >c1", f"T#c1[{UNAVAILABLE!r}]", "U['u2']"]
+    assert kinds(v1) == [("vacuous_message_dropped", "tool"), ("tool_result_synthesized", "c1", False)]
+    v2 = project(history, "v2")
+    assert shape(v2.messages) == ["U['u1']", "A[] >c1", "T#c1['think:']", "U['u2']"]
+    assert v2.anomalies == []
+
+
 def test_tool_message_without_call_id():
     history = [U("u1"), T(None, "loose"), A("a")]
     assert shape(project(history, "v1", strict=True).messages) == ["U['u1']", "T['loose']", "A['a']"]
@@ -441,3 +453,128 @@ def test_malformed_entries_do_not_raise(engine):
     assert got.messages[1]["role"] == "assistant" and got.messages[1]["content"] == [txt("plain")]
     assert all(isinstance(p, dict) for m in got.messages for p in m["content"])
     assert all(1 not in sources for sources in got.sources)  # the None entry is never sent
+
+
+# --------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+IDS = ["c1", "c2", "c3"]
+_signature = st.sampled_from([{}, {"encrypted": None}, {"encrypted": ""}, {"encrypted": "sig"}])
+PARTS = st.one_of(
+    st.builds(txt, st.sampled_from(["", " ", "\u3000\n", "x", "answer"])),
+    st.builds(lambda t, sig: think(t, **sig), st.sampled_from(["", " ", "reasoning"]), _signature),
+    st.just(image()),
+)
+CONTENT = st.lists(PARTS, max_size=3)
+USERS = st.builds(lambda c, k: U(*c, kind=k), CONTENT, st.sampled_from(["user", "user", "injection", None]))
+ASSISTANTS = st.builds(lambda c, calls, p: A(*c, calls=calls, partial=p),
+                       CONTENT, st.lists(st.sampled_from(IDS), max_size=3), st.booleans().filter(lambda b: b) | st.just(False))
+TOOLS = st.builds(lambda i, c, e: T(i, *c, isError=e), st.sampled_from(IDS + [None]), CONTENT, st.booleans())
+HISTORIES = st.lists(st.one_of(USERS, ASSISTANTS, TOOLS), max_size=14)
+ENGINE_MODES = st.sampled_from([("v1", False), ("v1", True), ("v2", False), ("v2", True)])
+
+
+def _sendable(msg: dict) -> bool:
+    if msg["toolCalls"] or msg.get("tools"):
+        return True
+    return bool(msg["content"]) and not is_vacuous_content(msg["content"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(HISTORIES, ENGINE_MODES)
+def test_property_nothing_empty_or_vacuous_is_sent(history, engine_mode):
+    engine, strict = engine_mode
+    got = project(history, engine, strict=strict)
+    assert not any(is_empty_assistant(m) for m in got.messages)
+    # v2 attaches a result without the vacuous check (a think-only tool output stays), so
+    # results are only known to be non-empty
+    assert all(_sendable(m) if m["role"] != "tool" else m["content"] for m in got.messages)
+    used = [s for sources in got.sources for s in sources]
+    assert len(used) == len(set(used)) and all(0 <= s < len(history) for s in used)
+    assert all(not history[s].get("partial") for s in used)
+
+
+def _exchange_violations(messages: list[dict]) -> list[str]:
+    """Every call answered exactly once by the tool messages right after its assistant, and no
+    tool message anywhere else."""
+    problems = []
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        j = i + 1
+        if msg["role"] == "tool":
+            problems.append(f"tool message at {i} does not follow its call")
+        elif msg["toolCalls"]:
+            while j < len(messages) and messages[j]["role"] == "tool":
+                j += 1
+            answered = sorted(str(m.get("toolCallId")) for m in messages[i + 1:j])
+            if answered != sorted(str(c["id"]) for c in msg["toolCalls"]):
+                problems.append(f"assistant at {i}: calls answered by {answered}")
+        i = j
+    return problems
+
+
+def _results_follow_calls(history: list[dict]) -> bool:
+    """v1 keeps a result that precedes its call in place (wire-invalid, §7.5): leave those out."""
+    called: set = set()
+    for msg in history:
+        if msg["role"] == "tool" and msg.get("toolCallId") not in called:
+            return False
+        if msg["role"] == "assistant" and not msg.get("partial"):
+            called.update(c["id"] for c in msg["toolCalls"])
+    return True
+
+
+def _has_real_assistant(history: list[dict]) -> bool:
+    """Without one, v2 projects for sizing only and sends tool messages as plain messages."""
+    return any(m["role"] == "assistant" and not m.get("partial") for m in history)
+
+
+@settings(max_examples=300, deadline=None)
+@given(HISTORIES)
+def test_property_v2_strict_pairs_every_call_with_one_result(history):
+    if _has_real_assistant(history):
+        got = project(history, "v2", strict=True)
+        assert _exchange_violations(got.messages) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(HISTORIES)
+def test_property_v1_strict_pairs_every_call_with_one_result(history):
+    if _results_follow_calls(history):
+        got = project(history, "v1", strict=True)
+        assert _exchange_violations(got.messages) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(HISTORIES)
+def test_property_v2_normal_answers_every_call_in_call_order(history):
+    if not _has_real_assistant(history):
+        return
+    messages = project(history, "v2").messages
+    for i, msg in enumerate(messages):
+        if msg["role"] == "assistant" and msg["toolCalls"]:
+            n = len(msg["toolCalls"])
+            results = [m.get("toolCallId") for m in messages[i + 1:i + 1 + n]]
+            assert results == [c["id"] for c in msg["toolCalls"]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(HISTORIES, st.sampled_from(["v1", "v2"]))
+def test_property_prefix_positions_point_at_empty_assistants(history, engine):
+    before = project(history, engine, prefix=True)
+    positions = prefix_vacuous_positions(history, engine)
+    flagged = {pos for _, pos in positions}
+    for index, position in positions:
+        assert before.sources[position] == [index]
+        assert history[index]["role"] == "assistant" and is_vacuous_content(history[index]["content"])
+    # the fix changes one thing: messages made only of vacuous parts are no longer sent
+    fixed = project(history, engine)
+    sent_before = {s for sources in before.sources for s in sources}
+    sent_after = {s for sources in fixed.sources for s in sources}
+    assert sent_after <= sent_before
+    for index in sent_before - sent_after:
+        assert is_vacuous_content(sendable_content(history[index]))
+        assert not history[index]["toolCalls"]
