@@ -65,9 +65,9 @@ def heal(store: HermesDbStore, findings: list[Finding], options: HealOptions) ->
             conn.execute(sql, params)
         recompute_counters(conn, touched, schema)
 
-    backup = heal_database(
-        target, [], backup=options.backup and options.mode == "in-place", backup_dir=options.backup_dir, after=apply
-    )
+    # In place there is always a backup: `tdoc heal` restores it if re-verification fails, and
+    # deletes it afterwards under --no-backup. A healed copy (--output) needs none.
+    backup = heal_database(target, [], backup=options.mode == "in-place", backup_dir=options.backup_dir, after=apply)
     result.backup = str(backup) if backup else None
     result.written = True
     result.remaining = _remaining(store, target, touched, {finding_key(f) for f in result.applied})
@@ -178,6 +178,22 @@ def _prepare_cjk(conn: sqlite3.Connection, schema: plan.Schema, changes: list[pl
         "the CJK full-text index (cjk_unicode61) is not loadable here: following Hermes' convention, its "
         "triggers were dropped and state_meta.fts_cjk_stale=1; run `hermes sessions optimize-storage` to rebuild it"
     )
+
+
+def restore(path: Path, backup: Path) -> None:
+    """Write the backup's pages back into the live database with the backup API (no file swap,
+    the inode and any open handles stay valid); a busy database is refused (exit 3)."""
+    src = open_database(backup)
+    try:
+        dest = sqlite3.connect(str(path), timeout=0)
+        try:
+            src.backup(dest)
+        except sqlite3.OperationalError as exc:
+            raise RefusedError(f"{path}: cannot restore {backup} now ({exc}); copy it back with Hermes stopped") from None
+        finally:
+            dest.close()
+    finally:
+        src.close()
 
 
 def _copy_to(source: Path, output: Path | None) -> Path:

@@ -112,6 +112,11 @@ def describe(code: str, actions: list[Action], scan: Any) -> Fix | None:
 # --------------------------------------------------------------------------- composition
 
 
+def id_order(value: Any) -> tuple[int, Any]:
+    """Row ids sort numerically (Hermes' ids are integers); anything else after them, as text."""
+    return (0, value) if isinstance(value, int) else (1, str(value))
+
+
 def scrub(value: Any) -> Any:
     """Replace NUL and lone surrogates in every string of `value` (the JSON prefix is kept)."""
     if isinstance(value, str):
@@ -191,7 +196,7 @@ def compose(actions: Iterable[Action], rows: dict[Any, Any], schema: Schema, *, 
             inserts.setdefault((a.session, a.call_id), a)
         elif a.row in rows:
             by_row.setdefault(a.row, []).append(a)
-    changes = [c for rid in sorted(by_row, key=str) if (c := _row_change(rows[rid], by_row[rid], schema, purge))]
+    changes = [c for rid in sorted(by_row, key=id_order) if (c := _row_change(rows[rid], by_row[rid], schema, purge))]
     deactivated = {c.row for c in changes if c.op == "delete" or c.set.get("active") == 0}
     for (sid, call_id), a in sorted(inserts.items(), key=lambda kv: str(kv[0])):
         if a.row not in deactivated and a.row in rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .plan import id_order
 from .reader import Row
 from .resume import REQUEST_OFFSET, build, lineage, resume_tip
 
@@ -32,7 +33,7 @@ def replay_session(store: Any, session_id: str, rows: list[Row]) -> dict[str, An
     lineage_history = None
     if len(chain) > 1:
         chain_rows = sorted(
-            (r for _, rs in store.iter_sessions(chain) for r in rs), key=lambda r: (_id_key(r.id))
+            (r for _, rs in store.iter_sessions(chain) for r in rs), key=lambda r: id_order(r.id)
         )
         merged, _ = build(chain_rows, lineage=True, export=store.format == "hermes-export")
         lineage_history = [e.wire for e in merged]
@@ -53,10 +54,6 @@ def replay_session(store: Any, session_id: str, rows: list[Row]) -> dict[str, An
         "lineage_history": lineage_history,
         "errors": [{"row": r.id, "problem": p} for r in rows for p in r.problems],
     })
-
-
-def _id_key(value: Any) -> tuple[int, Any]:
-    return (0, value) if isinstance(value, int) else (1, str(value))
 
 
 def _sessions_with_rows(store: Any) -> set[str]:

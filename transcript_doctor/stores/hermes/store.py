@@ -114,6 +114,12 @@ class HermesDbStore(Store):
 
         return heal(self, findings, options)
 
+    def restore(self, backup: Path) -> None:
+        from .heal import restore
+
+        self.close()
+        restore(self.path, backup)
+
 
 def _schema(conn: sqlite3.Connection) -> plan.Schema:
     cjk = tuple(
