@@ -97,6 +97,11 @@ class OpencodeDbStore(Store):
 
         return heal_db(self, findings, options)
 
+    def restore(self, backup: Path) -> None:
+        from .heal import restore_db
+
+        restore_db(self.path, backup)
+
     def close(self) -> None:
         self.conn.close()
 
@@ -145,6 +150,11 @@ class OpencodeExportStore(Store):
         from .heal import heal_export
 
         return heal_export(self, findings, options)
+
+    def restore(self, backup: Path) -> None:
+        from ...fixes.atomic import restore
+
+        restore(backup, self.path, self.path.stat().st_mode & 0o7777)
 
 
 class OpencodeDbKind(StoreKind):
