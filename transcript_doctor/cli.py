@@ -30,7 +30,7 @@ from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
 
-err = Console(stderr=True, highlight=False, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 class _Group(TyperGroup):
@@ -145,7 +145,8 @@ def scan_cmd(
     REPORTERS[fmt](report, sys.stdout)
     for fr in report.files:
         if fr.error and fmt != "human":
-            err.print(Text(f"tdoc: {fr.path}: {fr.error}"))
+            where = "" if fr.error.startswith(fr.path) else f"{fr.path}: "
+            err.print(Text(f"tdoc: {where}{fr.error}"))
     raise typer.Exit(report.exit_code(config.fail_on))
 
 
