@@ -94,7 +94,8 @@ def read_stream(path: Path, display: str | None = None) -> Stream:
         reader.feed(number, offset, body, ended)
     stream = reader.finish()
     if stream.events == 0 and stream.duplicates == 0:
-        raise TdocError(f"{display or path}: no readable eve stream event")
+        first = f" ({stream.problems[0].message})" if stream.problems else ""
+        raise TdocError(f"{display or path}: no readable eve stream event{first}")
     return stream
 
 
