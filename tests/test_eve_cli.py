@@ -65,4 +65,4 @@ def test_unreadable_stream_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_bytes(b'{"type":"session.started","data":{}\n')  # looks like eve, nothing parses
     code, out, _ = _run(["scan", "--input-format", "eve-stream", str(path)], capsys)
     assert code == 2
-    assert "no readable eve stream event (line 1 is a torn final line" in out
+    assert "no readable eve stream event (line 1 is corrupt" in out
