@@ -313,3 +313,25 @@ def test_reads_a_database_another_process_holds_open(tmp_path: Path) -> None:
         holder.stdin.write("\n")
         holder.stdin.flush()
         holder.wait(timeout=30)
+
+
+def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
+    from transcript_doctor.stores import HealOptions
+
+    db = build_db(tmp_path / "state.db", 21, [poisoned_session()], wal=False)
+    with sqlite3.connect(db) as conn:
+        conn.executescript("CREATE TABLE filler (x TEXT); CREATE INDEX idx_filler ON filler (x);")
+        conn.executemany("INSERT INTO filler VALUES (?)", [(f"value {i:05d} " * 5,) for i in range(3000)])
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'idx_filler'").fetchone()[0]
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    start = (root - 1) * page + 12  # the index root's cell pointers
+    data[start : start + 28] = b"\xff" * 28
+    db.write_bytes(bytes(data))
+    found = codes(db)
+    assert ("F506", None) in found and ("S301", 4) in found  # the messages are still read
+    store = open_store(db, str(db), Options())
+    fixable = [f for f in scan([str(db)]).findings if f.fix]
+    with pytest.raises(TdocError, match="quick_check"):
+        store.heal(fixable, HealOptions(mode="in-place"))
+    store.close()

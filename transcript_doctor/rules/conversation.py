@@ -110,6 +110,8 @@ def check_vacuous(messages: list[Message], make: Make, empty_parts_vacuous: bool
 
 def check_blank_parts(messages: list[Message], make: Make, empty_parts_vacuous: bool) -> Iterator[Finding]:
     for msg in messages:
+        if not any(p.kind == "text" and is_blank(p.text) for p in msg.parts):
+            continue
         if is_vacuous(msg, empty_parts_vacuous=empty_parts_vacuous):
             continue  # the whole message is W101
         has_other = bool(msg.tool_calls) or any(not part_is_vacuous(p) for p in msg.parts)
@@ -267,12 +269,21 @@ def _texts(msg: Message) -> Iterator[tuple[str, str]]:
             yield f"tool_calls[{index}].name", call.name
 
 
+def _has_bad_char(msg: Message) -> bool:
+    search = _BAD_CHAR.search
+    return any(search(p.text) for p in msg.parts) or any(
+        search(c.arguments or "") or search(c.name) for c in msg.tool_calls
+    )
+
+
 def _escaped(text: str) -> str:
     return excerpt(text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00"))
 
 
 def check_encoding(messages: list[Message], make: Make) -> Iterator[Finding]:
     for msg in messages:
+        if not _has_bad_char(msg):
+            continue
         for where, text in _texts(msg):
             problem = encoding_problem(text)
             if problem:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...fixes.sqlite import heal_database, quote_ident
+from ...fixes.sqlite import heal_database, integrity_problems, quote_ident
 from ...model import Finding, RefusedError, TdocError
 from ..base import HealOptions, HealResult, Options
 from . import plan
@@ -36,6 +36,10 @@ def heal(store: HermesDbStore, findings: list[Finding], options: HealOptions) ->
     store.close()  # no read transaction of ours may stand in the way of the write
     fresh = store.reopen()
     try:
+        damaged = integrity_problems(fresh.connection())
+        if damaged:
+            raise TdocError(f"{store.display}: the database fails quick_check ({damaged[0].splitlines()[-1][:120]}); "
+                            "heal refused: restore it from a backup first")
         fresh_by_key = {finding_key(f): f for f in fresh.scan_sessions(sessions, keep_rows=True)}
         actions = _match(wanted, fresh_by_key, fresh, options, result)
         changes = plan.compose(actions, fresh.kept_rows, fresh.schema, purge=options.purge)

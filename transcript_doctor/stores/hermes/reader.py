@@ -59,8 +59,11 @@ class Row:
     compressed_summary: bool = False
     display_kind: str | None = None
     timestamp: float | None = None
-    other: dict[str, Any] = field(default_factory=dict)  # effect_disposition, platform_message_id, …
-    problems: list[str] = field(default_factory=list)  # decoding problems (F504)
+    effect_disposition: str | None = None
+    platform_message_id: str | None = None
+    observed: Any = None
+    token_count: Any = None
+    problems: list[str] | tuple[()] = ()  # decoding problems (F504)
     line: int | None = None  # export line
 
 
@@ -177,16 +180,25 @@ class Database:
         return next(self._query("SELECT count(*) FROM messages"))[0]
 
     def iter_rows(self, session_ids: list[str] | None = None) -> Iterator[Row]:
-        """Rows in (session_id, id) order; all sessions, or only those named."""
-        select = ", ".join(quote_ident(c) for c in self.message_columns)
+        """Rows in (session_id, id) order; all sessions, or only those named.
+
+        Every column of MESSAGE_COLUMNS is selected, as NULL where this schema lacks it, so rows
+        unpack positionally (the hot path of a scan).
+        """
+        have = set(self.message_columns)
+        select = ", ".join(quote_ident(c) if c in have else f"NULL AS {quote_ident(c)}" for c in MESSAGE_COLUMNS)
         if session_ids is None:
             sql, params = f"SELECT {select} FROM messages ORDER BY session_id, id", ()
         else:
             marks = ",".join("?" * len(session_ids))
             sql, params = f"SELECT {select} FROM messages WHERE session_id IN ({marks}) ORDER BY session_id, id", tuple(session_ids)
-        names = self.message_columns
-        for values in self._query(sql, params):
-            yield row_from_mapping(dict(zip(names, values)))
+        try:
+            cursor = self.conn.execute(sql, params)
+            while batch := cursor.fetchmany(512):
+                for values in batch:
+                    yield row_from_values(values)
+        except sqlite3.DatabaseError as exc:
+            raise TdocError(f"cannot read the Hermes database: {exc}") from None
 
 
 def _session_info(d: dict[str, Any]) -> SessionInfo:
@@ -237,45 +249,42 @@ def _parse_tool_calls(raw: Any, problems: list[str]) -> list[Any] | None:
     return value
 
 
-_OTHER = ("effect_disposition", "platform_message_id", "observed", "token_count")
+def row_from_values(values: tuple) -> Row:
+    """A Row from the values of MESSAGE_COLUMNS, in that order."""
+    (mid, session_id, role, content_raw, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
+     token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+     codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = values
+    problems: list[str] = []
+    content = content_raw
+    if isinstance(content_raw, str) and content_raw.startswith("\x00"):
+        content, err = decode_content(content_raw)
+        if err:
+            problems.append(err)
+    api_content = api_raw
+    if isinstance(api_raw, str) and api_raw.startswith("\x00"):
+        api_content, err = decode_content(api_raw)
+        if err:
+            problems.append(err.replace("content", "api_content", 1))
+    tool_calls = None if tool_calls_raw is None else _parse_tool_calls(tool_calls_raw, problems)
+    return Row(
+        mid, session_id if isinstance(session_id, str) else str(session_id or ""),
+        role if isinstance(role, str) else str(role),
+        content, content_raw, None if api_content in (None, "") else api_content, tool_calls, tool_calls_raw,
+        tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, reasoning_details,
+        codex_reasoning_items, codex_message_items,
+        True if active is None else _flag(active, True),
+        False if not compacted else _flag(compacted, False),
+        False if not compressed else _flag(compressed, False),
+        display_kind, timestamp, effect_disposition, platform_message_id, observed, token_count,
+        problems or (),
+    )
 
 
 def row_from_mapping(d: dict[str, Any], *, line: int | None = None) -> Row:
-    """A Row from a DB row mapping (raw TEXT) or an exported message (decoded content, parsed calls)."""
-    problems: list[str] = []
-    content, err = decode_content(d.get("content"))
-    if err:
-        problems.append(err)
-    api_content, err = decode_content(d.get("api_content"))
-    if err:
-        problems.append(err.replace("content", "api_content", 1))
-    role = d.get("role")
-    return Row(
-        id=d.get("id"),
-        session_id=str(d.get("session_id") or ""),
-        role=role if isinstance(role, str) else str(role),
-        content=content,
-        content_raw=d.get("content"),
-        api_content=api_content if api_content not in (None, "") else None,
-        tool_calls=_parse_tool_calls(d.get("tool_calls"), problems),
-        tool_calls_raw=d.get("tool_calls"),
-        tool_call_id=d.get("tool_call_id"),
-        tool_name=d.get("tool_name"),
-        finish_reason=d.get("finish_reason"),
-        reasoning=d.get("reasoning"),
-        reasoning_content=d.get("reasoning_content"),
-        reasoning_details=d.get("reasoning_details"),
-        codex_reasoning_items=d.get("codex_reasoning_items"),
-        codex_message_items=d.get("codex_message_items"),
-        active=_flag(d.get("active"), True),
-        compacted=_flag(d.get("compacted"), False),
-        compressed_summary=_flag(d.get("_compressed_summary"), False),
-        display_kind=d.get("display_kind"),
-        timestamp=d.get("timestamp"),
-        other={k: d[k] for k in _OTHER if k in d},
-        problems=problems,
-        line=line,
-    )
+    """A Row from an exported message (decoded content, parsed tool calls) or any column mapping."""
+    row = row_from_values(tuple(d.get(c) for c in MESSAGE_COLUMNS))
+    row.line = line
+    return row
 
 
 def group_by_session(rows: Iterator[Row]) -> Iterator[tuple[str, list[Row]]]:

@@ -74,13 +74,13 @@ def hermes_dict(row: Row) -> dict[str, Any]:
     for key in ("tool_call_id", "tool_name"):
         if getattr(row, key) is not None:
             msg[key] = getattr(row, key)
-    if row.other.get("effect_disposition") is not None:
-        msg["effect_disposition"] = row.other["effect_disposition"]
+    if row.effect_disposition is not None:
+        msg["effect_disposition"] = row.effect_disposition
     if row.tool_calls_raw is not None:
         msg["tool_calls"] = row.tool_calls or []
-    if row.other.get("platform_message_id") is not None:
-        msg["message_id"] = row.other["platform_message_id"]
-    if row.other.get("observed"):
+    if row.platform_message_id is not None:
+        msg["message_id"] = row.platform_message_id
+    if row.observed:
         msg["observed"] = True
     if row.timestamp is not None:
         msg["timestamp"] = row.timestamp

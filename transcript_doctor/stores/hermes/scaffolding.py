@@ -58,15 +58,24 @@ MARKERS: tuple[Marker, ...] = (
 )
 
 
+_PREFIXED = tuple(m for m in MARKERS if m.prefix)
+_ANYWHERE: dict[str, tuple[Marker, ...]] = {}
+for _m in MARKERS:
+    if not _m.prefix:
+        _ANYWHERE[_m.text[0]] = _ANYWHERE.get(_m.text[0], ()) + (_m,)
+
+
 def find_markers(text: str) -> list[tuple[Marker, int]]:
-    """Markers present in `text` with the offset of each, in table order."""
+    """Markers present in `text` with the offset of each (prefix markers first)."""
     found: list[tuple[Marker, int]] = []
     head_offset = len(text) - len(text.lstrip())
-    for marker in MARKERS:
-        if marker.prefix:
-            if text.startswith(marker.text, head_offset):
-                found.append((marker, head_offset))
-        else:
+    for marker in _PREFIXED:
+        if text.startswith(marker.text, head_offset):
+            found.append((marker, head_offset))
+    for first, group in _ANYWHERE.items():
+        if first not in text:
+            continue  # one scan rules out the whole group
+        for marker in group:
             at = text.find(marker.text)
             if at >= 0:
                 found.append((marker, at))

@@ -76,10 +76,12 @@ class HermesDbStore(Store):
             self.actions.update(scan.actions)
 
     def store_findings(self, deep: bool) -> Iterator[Finding]:
-        problems = integrity_problems(self.connection(), deep)
+        problems = [
+            line for p in integrity_problems(self.connection(), deep) for line in p.splitlines() if not line.startswith("***")
+        ]
         if problems:
             check = "integrity_check" if deep else "quick_check"
-            yield finding("F506", f"PRAGMA {check} reports {len(problems)} problem(s): {problems[0][:160]}",
+            yield finding("F506", f"PRAGMA {check} reports {len(problems)} problem(s), first: {problems[0][:160]}",
                           path=self.display, format=self.format, evidence={"check": check, "problems": problems[:20]})
         if self.version is not None and self.version > KNOWN_SCHEMA_VERSION:
             yield finding("F505", f"schema version {self.version} is newer than tdoc knows ({KNOWN_SCHEMA_VERSION}); rows are read as-is",

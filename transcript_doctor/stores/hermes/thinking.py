@@ -105,6 +105,8 @@ def _cut_unterminated(text: str) -> str:
 
 
 def strip_think_blocks(content: str) -> str:
+    if "<" not in content:
+        return content  # every step removes tags
     text = _remove_pairs(content, _REASONING_OPEN)
     text = _remove_pairs(text, _TOOL_OPEN)
     text = _remove_function_blocks(text)

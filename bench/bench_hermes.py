@@ -1,0 +1,141 @@
+"""Scan throughput on a large Hermes state.db, beside a plain SELECT of the same rows.
+
+    python bench/bench_hermes.py                      # 2,000 sessions x 100 messages = 200,000 rows
+    python bench/bench_hermes.py --sessions 500 --per-session 40 --db /tmp/state.db --keep
+
+The database is built with plain sqlite3 in the schema-v21 shape (WAL, FTS5 + trigram tables fed
+by triggers), with a little poison sprinkled in (a leaked "(empty)" answer every 50th session, an
+unanswered tool call every 70th) so the checks have work to report. Figures are printed, never
+asserted: they depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (21);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, model TEXT, model_config TEXT, system_prompt TEXT,
+  parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL, end_reason TEXT,
+  message_count INTEGER DEFAULT 0, tool_call_count INTEGER DEFAULT 0, title TEXT,
+  rewind_count INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
+  role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, effect_disposition TEXT,
+  timestamp REAL NOT NULL, token_count INTEGER, finish_reason TEXT, reasoning TEXT, reasoning_content TEXT,
+  reasoning_details TEXT, codex_reasoning_items TEXT, codex_message_items TEXT, platform_message_id TEXT,
+  observed INTEGER DEFAULT 0, active INTEGER NOT NULL DEFAULT 1, compacted INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
+CREATE VIRTUAL TABLE messages_fts USING fts5(content);
+CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(content, tokenize='trigram');
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id,
+    COALESCE(new.content, '') || ' ' || COALESCE(new.tool_name, '') || ' ' || COALESCE(new.tool_calls, ''));
+  INSERT INTO messages_fts_trigram(rowid, content) VALUES (new.id,
+    COALESCE(new.content, '') || ' ' || COALESCE(new.tool_name, '') || ' ' || COALESCE(new.tool_calls, ''));
+END;
+"""
+COLUMNS = "session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, finish_reason"
+
+
+def session_rows(index: int, per_session: int, ts: float) -> list[tuple]:
+    sid = f"20260901_{index // 3600:02d}{index // 60 % 60:02d}{index % 60:02d}_{index:06x}"
+    rows: list[tuple] = []
+    turn = 0
+    while len(rows) < per_session:
+        turn += 1
+        cid = f"call_{index}_{turn}"
+        calls = json.dumps([{"id": cid, "type": "function",
+                             "function": {"name": "terminal", "arguments": json.dumps({"command": f"make step{turn}"})}}])
+        rows.append((sid, "user", f"Please run step {turn} of the build and report.", None, None, None, ts, None))
+        rows.append((sid, "assistant", "", None, calls, None, ts + 0.1, "tool_calls"))
+        rows.append((sid, "tool", json.dumps({"output": f"step {turn} ok", "exit_code": 0}), cid, None, "terminal",
+                     ts + 0.2, None))
+        rows.append((sid, "assistant", f"Step {turn} finished without errors; the artefacts are in build/.", None,
+                     None, None, ts + 0.3, "stop"))
+        ts += 1.0
+    rows = rows[:per_session]
+    if index % 50 == 0:
+        last = rows[-1]
+        rows[-1] = last[:2] + ("(empty) again risk. Need progress + tool.",) + last[3:7] + ("stop",)
+    if index % 70 == 0 and len(rows) >= 3:  # a user message where the last result should be
+        rows[-2] = (sid, "user", "still there?", None, None, None, rows[-2][6], None)
+    return rows
+
+
+def build(path: Path, sessions: int, per_session: int) -> int:
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA)
+    total = 0
+    ts = 1_788_000_000.0
+    for i in range(sessions):
+        rows = session_rows(i, per_session, ts)
+        sid = rows[0][0]
+        conn.execute("INSERT INTO sessions (id, source, model, started_at, message_count) VALUES (?, 'cli', 'gpt-5.6', ?, ?)",
+                     (sid, ts, len(rows)))
+        conn.executemany(f"INSERT INTO messages ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        total += len(rows)
+        ts += per_session
+    conn.commit()
+    conn.close()
+    return total
+
+
+def plain_select(path: Path) -> tuple[int, float]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    start = time.perf_counter()
+    count = sum(1 for _ in conn.execute("SELECT * FROM messages ORDER BY session_id, id"))
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return count, elapsed
+
+
+def tdoc_scan(path: Path) -> tuple[int, int, float]:
+    from transcript_doctor.core import ScanConfig, scan
+
+    start = time.perf_counter()
+    report = scan([str(path)], ScanConfig())
+    elapsed = time.perf_counter() - start
+    result = report.files[0]
+    if result.error:
+        raise SystemExit(f"scan failed: {result.error}")
+    return result.records, len(report.findings), elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--per-session", type=int, default=100)
+    parser.add_argument("--db", type=Path, help="where to build the database (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.db or Path(tmp) / "state.db"
+        if path.exists():
+            raise SystemExit(f"{path} exists; choose another --db")
+        start = time.perf_counter()
+        total = build(path, args.sessions, args.per_session)
+        print(f"built {total:,} messages in {args.sessions:,} sessions ({time.perf_counter() - start:.1f}s, "
+              f"{path.stat().st_size / 1e6:.1f} MB)")
+        rows, select_s = plain_select(path)
+        print(f"plain SELECT : {rows:>9,} rows in {select_s:6.2f}s = {rows / select_s:>12,.0f} rows/s")
+        records, findings, scan_s = tdoc_scan(path)
+        print(f"tdoc scan    : {records:>9,} rows in {scan_s:6.2f}s = {records / scan_s:>12,.0f} rows/s "
+              f"({findings:,} findings)")
+        print(f"scan / select: {scan_s / select_s:.1f}x the time of reading the rows")
+        if args.keep and args.db is None:
+            kept = Path.cwd() / "bench-state.db"
+            path.replace(kept)
+            print(f"kept {kept}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
