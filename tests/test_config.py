@@ -201,3 +201,24 @@ def test_cli_per_path_ignores(tmp_path, monkeypatch):
         by_path.setdefault(f["path"], set()).add(f["code"])
     assert "W101" not in by_path.get(str(C03), set())
     assert "W101" in by_path[str(other)]
+
+
+# --------------------------------------------------------------------------- pre-commit
+
+
+def test_pre_commit_hooks_name_the_scan_entry_point():
+    text = (FIXTURES.parent / ".pre-commit-hooks.yaml").read_text()
+    entries = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("entry:")]
+    assert entries and all(e.startswith("tdoc scan --skip-unrecognised") for e in entries)
+    assert "language: python" in text
+
+
+def test_skip_unrecognised_leaves_out_other_json(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    other = write(tmp_path / "package.json", '{"name": "x"}')
+    res = runner.invoke(app, ["scan", "--no-config", "-f", "json", str(other), str(C03)])
+    assert res.exit_code == 2  # named but not a store: an error by default
+    code, report = _scan_json(["--no-config", "--skip-unrecognised", str(other), str(C03)])
+    assert [f["path"] for f in report["files"]] == [str(C03)] and code == 1
+    code, report = _scan_json(["--no-config", "--skip-unrecognised", str(other)])
+    assert (code, report["files"]) == (0, [])

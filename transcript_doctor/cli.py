@@ -126,6 +126,10 @@ def scan_cmd(
     ] = None,
     config_file: ConfigOpt = None,
     no_config: NoConfigOpt = False,
+    skip_unrecognised: Annotated[
+        bool,
+        typer.Option("--skip-unrecognised", help="Leave out named files that are not session stores (pre-commit)."),
+    ] = False,
 ) -> None:
     """Report what is poisoned in session stores."""
     settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),
@@ -139,6 +143,7 @@ def scan_cmd(
         per_path_ignores=settings.per_path_ignores,
         root=settings.root,
         jobs=jobs or 0,
+        skip_unrecognised=skip_unrecognised,
     )
     report = scan(paths, config, progress=_progress())
     fmt = ScanFormat(format).value

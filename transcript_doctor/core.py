@@ -26,6 +26,8 @@ class ScanConfig:
     `per_path_ignores` holds (glob, selectors) pairs matched against each input relative to
     `root` (the configuration file's directory). `jobs`: worker processes for `scan`; 1 scans in
     this process, None or 0 picks the number of CPUs when the work is large enough to pay for them.
+    `skip_unrecognised`: files named on the command line that are readable but no store kind
+    recognises are left out instead of being reported as errors.
     """
 
     select: list[str] | None = None
@@ -36,6 +38,7 @@ class ScanConfig:
     per_path_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
     root: Path = field(default_factory=Path.cwd)
     jobs: int | None = 1
+    skip_unrecognised: bool = False  # drop named files no store kind recognises (pre-commit hooks)
 
     def codes(self, path: str | None = None) -> set[str]:
         """The selected rule codes, less those the per-path ignores switch off for `path`."""
@@ -139,12 +142,15 @@ def scan(
     >>> report = scan("sessions/")                      # doctest: +SKIP
     >>> report.exit_code("error"), len(report.findings)  # doctest: +SKIP
     """
-    from .parallel import run
+    from .parallel import known_store, run
 
     config = config or ScanConfig()
     config.codes()  # an unknown selector is a usage error before any work starts
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    results = run(iter_inputs(os.fspath(p) for p in paths), config, progress)
+    inputs = iter_inputs(os.fspath(p) for p in paths)
+    if config.skip_unrecognised:
+        inputs = [(p, d) for p, d in inputs if known_store(p, d)]
+    results = run(inputs, config, progress)
     results.sort(key=lambda fr: fr.path)
     return Report(results)

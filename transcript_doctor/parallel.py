@@ -58,6 +58,19 @@ def scan_one(path: Path, display: str, config: ScanConfig) -> FileResult:
         return FileResult(path=display, format=None, error=error)
 
 
+def known_store(path: Path, display: str) -> bool:
+    """Whether some store kind recognises the file; unreadable files count (the scan reports them)."""
+    if display == "-":
+        return True
+    from .stores import kinds, read_head
+
+    try:
+        head = read_head(path)
+    except TdocError:
+        return True
+    return any(kind.sniff(path, head) for kind in kinds().values())
+
+
 def cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -214,10 +227,22 @@ def _executor(workers: int) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["transcript_doctor.parallel", "transcript_doctor.core"])
+        context.set_forkserver_preload(_preload_modules())
     else:
         context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker)
+
+
+def _preload_modules() -> list[str]:
+    """Modules the fork server imports once, so that every worker starts with them loaded."""
+    modules = ["transcript_doctor.parallel", "transcript_doctor.core"]
+    try:
+        from .stores import kinds
+
+        modules += sorted({type(kind).__module__ for kind in kinds().values()})
+    except Exception:  # noqa: S110 - workers report it per input
+        pass
+    return modules
 
 
 def _init_worker() -> None:
