@@ -39,13 +39,12 @@ class OcPart:
     id: str
     message_id: str
     data: dict[str, Any]
-    raw: str | None = None  # the `data` column text as stored (databases), for change checks
     loc: Loc = field(default_factory=Loc)
+    type: str = field(init=False)
 
-    @property
-    def type(self) -> str:
+    def __post_init__(self) -> None:
         t = self.data.get("type")
-        return t if isinstance(t, str) else ""
+        self.type = t if isinstance(t, str) else ""
 
 
 @dataclass(slots=True)
@@ -54,7 +53,6 @@ class OcMessage:
     session_id: str
     info: dict[str, Any]
     parts: list[OcPart] = field(default_factory=list)
-    raw: str | None = None
     loc: Loc = field(default_factory=Loc)
 
     @property
@@ -184,18 +182,21 @@ class DbReader:
             if problem or not isinstance(mid, str):
                 session.problems.append(RecordProblem(row.id, MESSAGE_TABLE, _text(mid), problem or "id is not text"))
                 continue
-            info = {**info, "id": mid, "sessionID": row.id}
-            msg = OcMessage(mid, row.id, info, raw=_text(raw), loc=Loc(row=mid, table=MESSAGE_TABLE))
+            info["id"], info["sessionID"] = mid, row.id  # rehydrate as OpenCode does
+            msg = OcMessage(mid, row.id, info, loc=Loc(row=mid, table=MESSAGE_TABLE))
             session.messages.append(msg)
             by_id[mid] = msg
         self._attach_parts(session, by_id)
         return session
 
     def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
-        sql = (
-            "SELECT id, message_id, data FROM part WHERE message_id IN "
-            "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id"
+        # A part belongs to the message its message_id names; part.session_id (indexed where it
+        # exists) only narrows the read, parts of other sessions' messages are not attached.
+        where = (
+            "session_id = ?" if "session_id" in self.cols[PART_TABLE]
+            else "message_id IN (SELECT id FROM message WHERE session_id = ?)"
         )
+        sql = f"SELECT id, message_id, data FROM part WHERE {where} ORDER BY message_id, id"
         for pid, mid, raw in self._query(sql, (session.id,)):
             msg = by_id.get(mid)
             if msg is None:
@@ -204,8 +205,8 @@ class DbReader:
             if problem or not isinstance(pid, str):
                 session.problems.append(RecordProblem(session.id, PART_TABLE, _text(pid), problem or "id is not text"))
                 continue
-            data = {**data, "id": pid, "sessionID": session.id, "messageID": mid}
-            msg.parts.append(OcPart(pid, mid, data, raw=_text(raw), loc=Loc(row=pid, table=PART_TABLE)))
+            data["id"], data["sessionID"], data["messageID"] = pid, session.id, mid
+            msg.parts.append(OcPart(pid, mid, data, loc=Loc(row=pid, table=PART_TABLE)))
 
 
 # --------------------------------------------------------------------------- export JSON

@@ -26,16 +26,20 @@ class Run:
     assistants: list[OcMessage] = field(default_factory=list)
     open: bool = False  # no later run: the session may still be working on it
     decision: Decision | None = None
+    _evidence: Evidence | None = None
 
     @property
     def final(self) -> OcMessage | None:
         return self.assistants[-1] if self.assistants else None
 
     def evidence(self) -> Evidence:
-        ev = Evidence()
-        for msg in self.assistants:
-            ev = completion.merge(ev, completion.message_evidence(msg.info, [p.data for p in msg.parts]))
-        return ev
+        """The run's merged evidence (computed once the run is complete)."""
+        if self._evidence is None:
+            ev = Evidence()
+            for msg in self.assistants:
+                ev = completion.merge(ev, completion.message_evidence(msg.info, [p.data for p in msg.parts]))
+            self._evidence = ev
+        return self._evidence
 
     def as_dict(self, view: SessionView) -> dict[str, Any]:
         d = self.decision
