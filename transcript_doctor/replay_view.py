@@ -14,6 +14,7 @@ from .text import excerpt, terminal_safe
 
 
 def replay_path(path: str, options: Options, input_format: str | None = None) -> Any:
+    options.full_replay = True
     p = Path(path)
     if not p.exists():
         raise TdocError(f"{path}: no such file")

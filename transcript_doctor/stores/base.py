@@ -21,6 +21,7 @@ class Options:
     engine: str = "auto"  # kimi: auto | v1 | v2
     deep: bool = False  # sqlite: integrity_check instead of quick_check
     session: str | None = None
+    full_replay: bool = False  # keep everything needed to print a replay (not just to check)
 
 
 @dataclass

@@ -21,7 +21,8 @@ class EngineCrash(Exception):
 class EngineV1:
     name = "v1"
 
-    def __init__(self) -> None:
+    def __init__(self, light: bool = False) -> None:
+        self.light = light  # count-only mode (transcript reducer in scans): no message content
         self.history: list[Msg] = []
         self.errors: list[str] = []
         self.error_lines: list[int] = []
@@ -44,7 +45,11 @@ class EngineV1:
 
     # -- records ---------------------------------------------------------------------------
 
-    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int, msg: Msg | None = None) -> None:
+        """Apply one record (`msg`: the tagged appended message, when the caller built it already)."""
+        if msg is not None:
+            self._push_appended(msg)
+            return
         if rtype == "swarm_mode.enter":
             self.swarm_trigger = data.get("trigger")
             return
@@ -53,7 +58,9 @@ class EngineV1:
             op(self, data, line)
 
     def _append_message(self, data: dict[str, Any], line: int) -> None:
-        msg = appended(data.get("message"), line)
+        self._push_appended(appended(data.get("message"), line))
+
+    def _push_appended(self, msg: Msg) -> None:
         if self.pending:
             self.deferred.append(msg)
         else:
@@ -117,13 +124,14 @@ class EngineV1:
 
     def _content_part(self, event: dict[str, Any], line: int) -> None:
         msg = self._step_for(event, line, "content part")
-        if msg is not None:
+        if msg is not None and not self.light:
             msg["content"].append(event.get("part"))
 
     def _tool_call(self, event: dict[str, Any], line: int) -> None:
         msg = self._step_for(event, line, "tool call")
         if msg is not None:
-            msg["toolCalls"].append(tool_call(event))
+            if not self.light:
+                msg["toolCalls"].append(tool_call(event))
             self.pending[event.get("toolCallId")] = None
 
     def _tool_result(self, event: dict[str, Any], line: int) -> None:
@@ -131,7 +139,7 @@ class EngineV1:
         if call_id not in self.pending:
             return
         del self.pending[call_id]
-        self.history.append(tool_message(event, line))
+        self.history.append({"role": "tool", "toolCallId": call_id} if self.light else tool_message(event, line))
         self.flush()
 
     def _step_for(self, event: dict[str, Any], line: int, what: str) -> Msg | None:

@@ -25,11 +25,19 @@ class EngineV2:
         self.agent_id = agent_id
         self.skipped: list[int] = []  # lines of records v2 skips (schema or agent mismatch)
 
-    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int, msg: Msg | None = None,
+              valid: bool | None = None) -> None:
+        """Apply one record. `msg` is the tagged appended message when the caller built it already;
+        `valid` the schema verdict when the caller checked it already."""
         if rtype not in _OPS:
             return
-        if not is_valid_v2(rtype, data) or not self._same_agent(data):
+        if valid is None:
+            valid = is_valid_v2(rtype, data)
+        if not valid or not self._same_agent(data):
             self.skipped.append(line)
+            return
+        if msg is not None:
+            self.fold.append_message(msg)
             return
         _OPS[rtype](self, data, line)
 

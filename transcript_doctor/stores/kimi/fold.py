@@ -34,8 +34,9 @@ class Sink:
 class LoopFold:
     """Folds loop events and appended messages into a sink, v2 rules."""
 
-    def __init__(self, sink: Sink, on_drop: Callable[[Any, int], None] | None = None) -> None:
+    def __init__(self, sink: Sink, on_drop: Callable[[Any, int], None] | None = None, light: bool = False) -> None:
         self.sink = sink
+        self.light = light  # count-only mode: track steps and calls, build no message content
         self.on_drop = on_drop
         self.pending: dict[Any, None] = {}
         self.deferred: list[Msg] = []
@@ -89,13 +90,15 @@ class LoopFold:
         if not self._accepts(event.get("stepUuid")) or self.open_msg is None:
             return
         part = event.get("part")
-        self.open_msg["content"].append(part)
+        if not self.light:
+            self.open_msg["content"].append(part)
         self.open_vacuous = self.open_vacuous and is_vacuous_part(part)
 
     def _tool_call(self, event: dict[str, Any], line: int) -> None:
         if not self._accepts(event.get("stepUuid")) or self.open_msg is None:
             return
-        self.open_msg["toolCalls"].append(tool_call(event))
+        if not self.light:
+            self.open_msg["toolCalls"].append(tool_call(event))
         self.pending[event.get("toolCallId")] = None
         self.open_has_calls = True
 
@@ -104,7 +107,7 @@ class LoopFold:
         if call_id not in self.pending:
             return  # stale, duplicate or orphan: ignored
         del self.pending[call_id]
-        self.sink.push(tool_message(event, line))
+        self.sink.push({"role": "tool", "toolCallId": call_id} if self.light else tool_message(event, line))
         self.flush_deferred()
 
     _HANDLERS: dict[str, Callable[[LoopFold, dict[str, Any], int], None]] = {

@@ -148,7 +148,7 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 
 
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
-    healed = replay_stream(state.path, io.BytesIO(healed_bytes(state, plan)))
+    healed = replay_stream(state.path, io.BytesIO(healed_bytes(state, plan)), full=False)
     return accepts(state, healed, set(plan.removed))
 
 
@@ -207,6 +207,6 @@ def _only_skipped(state: KimiReplay, f: Finding, skipped: set[Any]) -> bool:
 def heal_meta(path: Path, findings: list[Finding]) -> dict[str, Any]:
     """`removed_steps` and `compaction_changes` for a journal (what the heal fixtures record)."""
     with open(path, "rb") as fh:
-        state = replay_stream(path, fh)
+        state = replay_stream(path, fh, full=False)
     plan = plan_heal(state, findings)
     return {"removed_steps": plan.removed, "compaction_changes": plan.compaction_changes(state)}

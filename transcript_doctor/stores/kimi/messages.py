@@ -28,11 +28,15 @@ def step_assistant(uuid: Any, line: int, partial: bool) -> Msg:
 
 
 def tool_call(event: dict[str, Any]) -> dict[str, Any]:
+    """The ToolCall a `tool.call` event records (a fresh dict per fold; arguments serialised once)."""
+    arguments = event.get("\x00arguments")
+    if arguments is None and "args" in event:
+        arguments = event["\x00arguments"] = js_stringify(event["args"])
     call: dict[str, Any] = {
         "type": "function",
         "id": event.get("toolCallId"),
         "name": event.get("name"),
-        "arguments": js_stringify(event["args"]) if "args" in event else None,
+        "arguments": arguments,
     }
     if "extras" in event:
         call["extras"] = event["extras"]

@@ -30,7 +30,100 @@ def _validator(name: str) -> Draft202012Validator:
 
 
 def is_valid_v2(rtype: str, data: dict[str, Any]) -> bool:
+    """Whether a record passes its schema. A fast check accepts the common valid shapes; anything
+    it does not accept goes to the schema validator, which decides (tests pin fast => valid)."""
+    fast = _FAST.get(rtype)
+    if fast is not None and _envelope_ok(data) and fast(data):
+        return True
     return _validator(rtype).is_valid(data)
+
+
+# --------------------------------------------------------------------------- fast path
+# Each predicate below only ever says "valid" for records the schema accepts; when unsure it
+# says False and the schema validator runs.
+
+_ROLES = frozenset(("system", "user", "assistant", "tool"))
+_MEDIA = {"image_url": "imageUrl", "audio_url": "audioUrl", "video_url": "videoUrl"}
+
+
+def _opt(value: Any, kind: type) -> bool:
+    return value is None or type(value) is kind
+
+
+def _envelope_ok(data: dict[str, Any]) -> bool:
+    agent, time = data.get("agentId"), data.get("time")
+    return _opt(agent, str) and (time is None or type(time) in (int, float))
+
+
+def _part_ok(p: Any) -> bool:
+    if type(p) is not dict:
+        return False
+    kind = p.get("type")
+    if kind == "text":
+        return type(p.get("text")) is str
+    if kind == "think":
+        enc = p.get("encrypted", "")
+        return type(p.get("think")) is str and (enc is None or type(enc) is str)
+    key = _MEDIA.get(kind)  # type: ignore[arg-type]
+    if key is None:
+        return False
+    url = p.get(key)
+    return type(url) is dict and type(url.get("url")) is str and _opt(url.get("id"), str)
+
+
+def _parts_ok(parts: Any) -> bool:
+    return type(parts) is list and all(_part_ok(p) for p in parts)
+
+
+def _call_ok(c: Any) -> bool:
+    if type(c) is not dict or type(c.get("id")) is not str:
+        return False
+    args = c.get("arguments")
+    return _opt(c.get("type"), str) and _opt(c.get("name"), str) and _opt(args, str)
+
+
+def _message_ok(m: Any) -> bool:
+    if type(m) is not dict or m.get("role") not in _ROLES or not _parts_ok(m.get("content")):
+        return False
+    calls = m.get("toolCalls")
+    if calls is not None and (type(calls) is not list or not all(_call_ok(c) for c in calls)):
+        return False
+    origin = m.get("origin")
+    if origin is not None and (type(origin) is not dict or type(origin.get("kind")) is not str):
+        return False
+    return _opt(m.get("toolCallId"), str) and _opt(m.get("isError"), bool) and _opt(m.get("partial"), bool)
+
+
+def _event_ok(e: Any) -> bool:
+    if type(e) is not dict:
+        return False
+    kind = e.get("type")
+    if kind in ("step.begin", "step.end"):
+        return (
+            type(e.get("uuid")) is str
+            and _opt(e.get("turnId"), str)
+            and _opt(e.get("step"), int)
+            and _opt(e.get("finishReason"), str)
+        )
+    if kind == "content.part":
+        return type(e.get("stepUuid")) is str and _part_ok(e.get("part"))
+    if kind == "tool.call":
+        return type(e.get("stepUuid")) is str and type(e.get("toolCallId")) is str and type(e.get("name")) is str
+    if kind == "tool.result":
+        result = e.get("result")
+        if type(e.get("toolCallId")) is not str or type(result) is not dict:
+            return False
+        output = result.get("output")
+        return (type(output) is str or _parts_ok(output)) and _opt(result.get("isError"), bool)
+    return False
+
+
+_FAST: dict[str, Any] = {
+    "context.append_message": lambda d: _message_ok(d.get("message")),
+    "context.append_loop_event": lambda d: _event_ok(d.get("event")),
+    "context.clear": lambda d: True,
+    "swarm_mode.exit": lambda d: True,
+}
 
 
 def problems(rtype: str, data: dict[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ from ...fixes.atomic import Fingerprint
 from . import compaction as cx
 from .engine_v1 import EngineCrash, EngineV1
 from .engine_v2 import EngineV2
-from .messages import Msg, for_transcript, public
+from .messages import Msg, appended, for_transcript, public
 from .projection import project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
@@ -58,14 +58,15 @@ class KimiReplay:
     crash: dict[str, str] = field(default_factory=dict)  # engine -> message
     first_line: int | None = None
     v1_before_finish: list[Msg] = field(default_factory=list)
-    fingerprint: Fingerprint | None = None  # v1 history before the end-of-resume close
+    fingerprint: Fingerprint | None = None
+    full: bool = True  # transcripts keep every entry (needed to print a replay)  # v1 history before the end-of-resume close
 
     @property
     def problems(self) -> list[LineProblem]:
         return self.stats.problems
 
 
-def replay_file(path: Path) -> KimiReplay:
+def replay_file(path: Path, full: bool = True) -> KimiReplay:
     """Read and replay a journal; never raises on bad content (only on I/O errors).
 
     The file's size, mtime and SHA-256 as read are kept, so a heal can tell if it changed since.
@@ -73,14 +74,22 @@ def replay_file(path: Path) -> KimiReplay:
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         hasher = hashlib.sha256()
-        state = replay_stream(path, fh, hasher)
+        state = replay_stream(path, fh, hasher, full)
     state.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hasher.hexdigest())
     return state
 
 
-def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None) -> KimiReplay:
-    """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent)."""
-    state = KimiReplay(path=path)
+def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True) -> KimiReplay:
+    """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent).
+
+    `full=False` keeps only what the checks need: the transcript reducers then forget entries
+    behind each compaction, so memory follows the live history instead of the file size.
+    """
+    state = KimiReplay(path=path, full=full)
+    if not full:
+        state.t1 = TranscriptV1(light=True)
+        state.t2 = TranscriptV2(light=True)
+        state.steps = StepIndex(prune=True)
     state.stats.hasher = hasher
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
     for item in read_records(fh, state.stats):
@@ -106,18 +115,21 @@ def _feed(state: KimiReplay, rec: Record) -> None:
     state.steps.observe(rec)
     if rtype == "context.apply_compaction" and "v1" not in state.crash:
         _note_legacy(state, data, rec)
-    _apply(state, "v1", state.v1, rtype, data, rec.line)
+    # One tagged copy of an appended message serves all four folds: none of them mutates it.
+    msg = appended(data.get("message"), rec.line) if rtype == "context.append_message" else None
+    _apply(state, "v1", state.v1, rtype, data, rec.line, msg)
+    _apply(state, "v1", state.t1, rtype, data, rec.line, msg)
     if valid:
-        _apply(state, "v2", state.v2, rtype, data, rec.line)
-        _apply(state, "v2", state.t2, rtype, data, rec.line)
-    _apply(state, "v1", state.t1, rtype, data, rec.line)
+        _apply(state, "v2", state.v2, rtype, data, rec.line, msg, True)
+        _apply(state, "v2", state.t2, rtype, data, rec.line, msg)
 
 
-def _apply(state: KimiReplay, engine: str, target: Any, rtype: str, data: dict[str, Any], line: int) -> None:
+def _apply(state: KimiReplay, engine: str, target: Any, rtype: str, data: dict[str, Any], line: int,
+           msg: Msg | None, *extra: Any) -> None:
     if engine in state.crash:
         return
     try:
-        target.apply(rtype, data, line)
+        target.apply(rtype, data, line, msg, *extra)
     except EngineCrash as exc:
         state.crash[engine] = str(exc)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -186,6 +198,8 @@ def _finish(state: KimiReplay) -> None:
 
 def replay_object(state: KimiReplay, engine: str) -> dict[str, Any]:
     """The replay object of CONTRACTS.md for one engine."""
+    if not state.full:
+        raise ValueError("replay_object needs a full replay (replay_file(path, full=True))")
     base: dict[str, Any] = {"format": "kimi-wire", "engine": engine}
     if engine in state.crash:
         return {**base, "crash": state.crash[engine]}

@@ -21,6 +21,7 @@ class StepRecords:
     finish: str | None = None
     turn_id: Any = None
     vacuous: bool = True  # every content part recorded so far is vacuous
+    call_ids: list[Any] = field(default_factory=list)
 
     @property
     def lines(self) -> list[int]:
@@ -31,7 +32,8 @@ class StepRecords:
 class StepIndex:
     """Step uuid -> its records, built as the journal streams by."""
 
-    def __init__(self) -> None:
+    def __init__(self, prune: bool = False) -> None:
+        self.prune = prune  # forget steps that settled normally with content: no rule needs them
         self.steps: dict[Any, StepRecords] = {}
         self._call_step: dict[Any, Any] = {}
         self.max_turn: int | None = None
@@ -60,17 +62,27 @@ class StepIndex:
             step = self.get(event.get("uuid"))
             step.ends.append(rec.line)
             step.finish = event.get("finishReason")
+            if self.prune and step.finish not in ("error", "interrupted") and (step.calls or not step.vacuous):
+                self._forget(step)
         elif kind == "content.part":
             step = self.get(event.get("stepUuid"))
             step.parts.append(rec.line)
             step.vacuous = step.vacuous and is_vacuous_part(event.get("part"))
         elif kind == "tool.call":
-            self.get(event.get("stepUuid")).calls.append(rec.line)
+            step = self.get(event.get("stepUuid"))
+            step.calls.append(rec.line)
+            step.call_ids.append(event.get("toolCallId"))
             self._call_step[event.get("toolCallId")] = event.get("stepUuid")
         elif kind == "tool.result":
             owner = self._call_step.get(event.get("toolCallId"))
             if owner is not None:
                 self.get(owner).results.append(rec.line)
+
+    def _forget(self, step: StepRecords) -> None:
+        for call_id in step.call_ids:
+            if self._call_step.get(call_id) == step.uuid:
+                del self._call_step[call_id]
+        del self.steps[step.uuid]
 
     def _turn(self, turn_id: Any, uuid: Any) -> None:
         try:

@@ -139,9 +139,9 @@ class KimiKind(StoreKind):
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         if zipfile.is_zipfile(path):
-            return _open_zip(path, display)
+            return _open_zip(path, display, options.full_replay)
         try:
-            state = replay_file(path)
+            state = replay_file(path, full=options.full_replay)
         except OSError as exc:
             raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
         if state.stats.records == 0 and not state.problems:
@@ -174,14 +174,14 @@ def _zip_has_journal(path: Path) -> bool:
         return False
 
 
-def _open_zip(path: Path, display: str) -> KimiStore:
+def _open_zip(path: Path, display: str, full: bool) -> KimiStore:
     try:
         with zipfile.ZipFile(path) as zf:
             sessions = []
             for member in _journal_members(zf):
                 agent = member.rstrip("/").split("/")[-2]
                 with zf.open(member) as fh:
-                    sessions.append(Session(agent, member, replay_stream(Path(member), fh)))
+                    sessions.append(Session(agent, member, replay_stream(Path(member), fh, full=full)))
     except (zipfile.BadZipFile, OSError) as exc:
         raise TdocError(f"{display}: unreadable export zip ({exc})") from None
     if not sessions:

@@ -11,7 +11,7 @@ from typing import Any
 from . import compaction as cx
 from .engine_v1 import EngineV1
 from .fold import LoopFold, Sink
-from .messages import Msg, appended, for_transcript
+from .messages import Msg, appended
 
 
 class CountingSink(Sink):
@@ -49,20 +49,40 @@ def _users_since(entries: list[Msg], floor: int) -> list[Msg]:
     return [m for m in entries[floor:] if cx.is_compactable(m)]
 
 
+def compacted_view(entries: list[Msg], floor: int) -> list[Msg]:
+    """What a reducer can still need once a compaction marker is its last entry (light mode).
+
+    Undo stops at the marker, so nothing before it is walked again; a later compaction's fallback
+    `foldedLength` needs only the newest compactable users up to the token budget.
+    """
+    keep: list[Msg] = []
+    total = 0
+    for m in reversed(entries[floor:-1]):
+        if total >= cx.MAX_USER_TOKENS:
+            break
+        if cx.is_compactable(m):
+            keep.append(m)
+            total += cx.est_message(m)
+    keep.reverse()
+    keep.append(entries[-1])
+    return keep
+
+
 class TranscriptV2:
-    def __init__(self) -> None:
+    def __init__(self, light: bool = False) -> None:
+        self.light = light  # keep only what later records can still need (bounded memory)
         self.entries: list[Msg] = []
         self.sink = CountingSink(self.entries)
-        self.fold = LoopFold(self.sink)
+        self.fold = LoopFold(self.sink, light=light)
         self.clear_floor = 0
 
     @property
     def folded_length(self) -> int:
         return self.sink.folded
 
-    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int, msg: Msg | None = None) -> None:
         if rtype == "context.append_message":
-            self.fold.append_message(for_transcript(appended(data.get("message"), line)))
+            self.fold.append_message(msg if msg is not None else appended(data.get("message"), line))
         elif rtype == "context.append_loop_event":
             self.fold.event(data["event"], line)
         elif rtype == "context.apply_compaction":
@@ -83,6 +103,9 @@ class TranscriptV2:
         self.entries.append(_marker(_summary_text_v2(record), line))
         v2_view = {k: v for k, v in record.items() if k != "count"}
         self.sink.folded = cx.recover_folded_length(v2_view, users, self.sink.folded)
+        if self.light:
+            self.entries[:] = compacted_view(self.entries, self.clear_floor)
+            self.clear_floor = 0
 
     def _undo(self, count: int) -> None:
         remaining = count
@@ -118,8 +141,8 @@ class TranscriptV2:
 class TranscriptV1(EngineV1):
     """v1's reducer: the v1 fold without drops, lenient about unknown steps, floor-bounded undo."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, light: bool = False) -> None:
+        super().__init__(light=light)
         self.folded = 0
         self.clear_floor = 0
 
@@ -127,7 +150,7 @@ class TranscriptV1(EngineV1):
     def entries(self) -> list[Msg]:
         return self.history
 
-    def apply(self, rtype: str | None, data: dict[str, Any], line: int) -> None:
+    def apply(self, rtype: str | None, data: dict[str, Any], line: int, msg: Msg | None = None) -> None:
         before = len(self.history)
         if rtype == "context.apply_compaction":
             self._transcript_compaction(data, line)
@@ -142,7 +165,7 @@ class TranscriptV1(EngineV1):
             return
         if rtype == "swarm_mode.exit":
             return
-        super().apply(rtype, data, line)
+        super().apply(rtype, data, line, msg)
         self.folded += len(self.history) - before
 
     def error(self, line: int, text: str) -> None:
@@ -153,6 +176,9 @@ class TranscriptV1(EngineV1):
         self.history.append(_marker(record.get("summary"), line))
         self.folded = cx.recover_folded_length(record, users, self.folded)
         self.reset()
+        if self.light:
+            self.history[:] = compacted_view(self.history, self.clear_floor)
+            self.clear_floor = 0
 
     def _transcript_undo(self, data: dict[str, Any], line: int) -> None:
         count = data.get("count")

@@ -1,0 +1,191 @@
+"""Benchmark tdoc on a large, realistic kimi-code journal.
+
+Builds a wire.jsonl of the requested size (default 200 MB) with realistic record shapes and
+sizes: prompts, thinking, text, tool calls with JSON arguments, tool outputs of a few KB, vacuous
+steps, failed attempts and a compaction every few dozen turns (kept-users and legacy forms).
+Then it measures, each phase in its own process so peak memory is that phase's alone:
+
+* parse  - a plain orjson parse of every line (the baseline);
+* replay - tdoc's replay engines (both folds + transcripts, no printing);
+* scan   - `tdoc scan` (replay + every kimi rule);
+* heal   - `tdoc heal` dry run (scan + plan + verification replay).
+
+Usage: python bench/bench_kimi.py [--mb 200] [--keep FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+WORDS = (
+    "the build test config module import regex unicode async input file case edge api list update "
+    "public stable second keep check run function hang matches iterators refactor rename explain why"
+).split()
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+class Writer:
+    def __init__(self, out, rng: random.Random) -> None:
+        self.out, self.rng, self.time, self.turn = out, rng, 1_780_000_000_000, 0
+        self.history_len = 0  # v1 writer history length (for compactedCount)
+
+    def rec(self, obj: dict) -> None:
+        self.time += self.rng.randint(5, 500)
+        obj["time"] = self.time
+        self.out.write(orjson.dumps(obj) + b"\n")
+
+    def message(self, role: str, text: str, origin: str | None = "user") -> None:
+        msg = {"role": role, "content": [{"type": "text", "text": text}], "toolCalls": []}
+        if origin:
+            msg["origin"] = {"kind": origin}
+        self.rec({"type": "context.append_message", "message": msg})
+        self.history_len += 1
+
+    def loop(self, event: dict) -> None:
+        self.rec({"type": "context.append_loop_event", "event": event})
+
+    def step(self, n: int, parts: list[dict], calls: int, finish: str = "end_turn") -> None:
+        uid = f"step-{self.turn}-{n}-{self.rng.getrandbits(32):08x}"
+        base = {"turnId": str(self.turn), "step": n}
+        self.loop({"type": "step.begin", "uuid": uid, **base})
+        self.history_len += 1
+        for i, part in enumerate(parts):
+            self.loop({"type": "content.part", "uuid": f"{uid}-p{i}", **base, "stepUuid": uid, "part": part})
+        for c in range(calls):
+            cid = f"call-{uid}-{c}"
+            args = {"command": words(self.rng, 12), "path": f"src/{self.rng.choice(WORDS)}.py", "limit": 200}
+            self.loop({"type": "tool.call", "uuid": f"{cid}-u", **base, "stepUuid": uid, "toolCallId": cid,
+                       "name": self.rng.choice(["Bash", "Read", "Grep", "Edit"]), "args": args})
+            output = "\n".join(words(self.rng, 14) for _ in range(self.rng.randint(10, 60)))
+            self.loop({"type": "tool.result", "parentUuid": f"{cid}-u", "toolCallId": cid,
+                       "result": {"output": output, "isError": False}})
+            self.history_len += 1
+        usage = {"inputOther": 700, "output": 200, "inputCacheRead": 40000, "inputCacheCreation": 0}
+        self.loop({"type": "step.end", "uuid": uid, **base, "finishReason": finish, "usage": usage})
+
+    def turn_(self) -> None:
+        self.turn += 1
+        rng = self.rng
+        self.rec({"type": "turn.prompt", "input": words(rng, 8), "origin": {"kind": "user"}})
+        self.message("user", words(rng, rng.randint(20, 300)))
+        for n in range(1, rng.randint(2, 6)):
+            roll = rng.random()
+            if roll < 0.04:
+                self.step(n, [{"type": "think", "think": ""}], 0, "filtered")  # vacuous: the wedge
+                continue
+            think = {"type": "think", "think": words(rng, rng.randint(30, 200)), "encrypted": "sig" * 10}
+            text = {"type": "text", "text": words(rng, rng.randint(20, 250))}
+            self.step(n, [think, text], rng.randint(0, 2))
+        self.rec({"type": "usage.record", "model": "kimi-k2", "usage": {"inputOther": 1, "output": 1}})
+
+    def compaction(self, legacy: bool) -> None:
+        summary = words(self.rng, 120)
+        rec = {"type": "context.apply_compaction", "summary": summary, "compactedCount": self.history_len,
+               "tokensBefore": 90000, "tokensAfter": 3000}
+        if not legacy:
+            rec["contextSummary"] = "The conversation so far has been compacted.\n" + summary
+            rec["keptUserMessageCount"] = 3
+        self.rec(rec)
+        self.history_len = 1 if legacy else 4
+
+
+def build(path: Path, megabytes: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    with open(path, "wb") as out:
+        w = Writer(out, rng)
+        out.write(orjson.dumps({"type": "metadata", "protocol_version": "1.4", "created_at": w.time}) + b"\n")
+        limit = megabytes * 1_000_000
+        while out.tell() < limit:
+            for _ in range(rng.randint(15, 40)):
+                w.turn_()
+            w.compaction(legacy=rng.random() < 0.3)
+
+
+# --------------------------------------------------------------------------- phases (child processes)
+
+
+def phase(name: str, path: Path) -> dict:
+    start = time.perf_counter()
+    if name == "parse":
+        records = 0
+        with open(path, "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    orjson.loads(line)
+                    records += 1
+        extra = {"records": records}
+    elif name == "replay":
+        from transcript_doctor.stores.kimi.replay import replay_file
+
+        state = replay_file(path, full=False)
+        extra = {"records": state.stats.records, "live_history": len(state.v1.history)}
+    elif name in ("scan", "heal"):
+        from transcript_doctor.core import ScanConfig
+        from transcript_doctor.healing import heal_paths
+        from transcript_doctor.stores import HealOptions
+
+        if name == "scan":
+            import transcript_doctor
+
+            report = transcript_doctor.scan([str(path)])
+            extra = {"findings": len(report.findings)}
+        else:
+            results, code = heal_paths([str(path)], ScanConfig(), HealOptions())
+            extra = {"edits": sum(len(r.edits) for r in results), "exit": code}
+    else:
+        raise SystemExit(f"unknown phase {name}")
+    elapsed = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"phase": name, "seconds": elapsed, "peak_mb": peak_mb, **extra}
+
+
+def run_phase(name: str, path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--phase", name, str(path)], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=int, default=200, help="journal size to build (MB)")
+    ap.add_argument("--keep", type=Path, help="build (or reuse) the journal at this path")
+    ap.add_argument("--phase", help=argparse.SUPPRESS)
+    ap.add_argument("file", nargs="?", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.phase:
+        print(json.dumps(phase(args.phase, args.file)))
+        return
+    path = args.keep or Path(tempfile.gettempdir()) / f"tdoc-bench-{args.mb}mb.wire.jsonl"
+    if not path.exists():
+        print(f"building {path} ({args.mb} MB) ...", file=sys.stderr)
+        build(path, args.mb)
+    size_mb = path.stat().st_size / 1e6
+    results = {name: run_phase(name, path) for name in ("parse", "replay", "scan", "heal")}
+    base = results["parse"]["seconds"]
+    print(f"journal: {path} ({size_mb:.1f} MB, {results['parse']['records']} records)")
+    print(f"{'phase':<8}{'seconds':>9}{'MB/s':>9}{'vs parse':>10}{'peak MB':>10}")
+    for name, r in results.items():
+        print(f"{name:<8}{r['seconds']:>9.2f}{size_mb / r['seconds']:>9.1f}{base / r['seconds']:>10.2f}"
+              f"{r['peak_mb']:>10.0f}")
+    print(f"targets: replay and scan >= 0.33 of parse throughput; heal <= 2x scan time "
+          f"(heal/scan = {results['heal']['seconds'] / results['scan']['seconds']:.2f})")
+    if not args.keep:
+        os.unlink(path)
+
+
+if __name__ == "__main__":
+    main()
