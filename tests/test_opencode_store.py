@@ -66,6 +66,23 @@ def test_counts_and_unreadable_rows(db: Db) -> None:
     assert bad == {("message", "msg_bad"), ("part", "prt_bad")}
 
 
+def test_scanning_creates_no_files_beside_a_wal_database(tmp_path: Path) -> None:
+    path = copy_fixture_db(tmp_path)
+    assert path.read_bytes()[18:20] == b"\x02\x02"  # WAL mode in the header
+    scan(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opencode.db"]
+
+
+def test_invalid_utf8_in_data_is_f504_not_a_failed_read(db: Db) -> None:
+    sid = db.session()
+    db.user(sid)
+    bad = b'{"type": "text", "text": "caf\xe9"}'  # Latin-1, not UTF-8, stored as TEXT
+    db.conn.execute("INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) "
+                    "SELECT 'prt_zz', id, session_id, 0, 0, CAST(? AS TEXT) FROM message LIMIT 1", (bad,))
+    findings = scan(db.close())
+    assert [(f.code, f.row) for f in findings if f.code == "F504"] == [("F504", "prt_zz")]
+
+
 def test_minimal_columns_and_ordering(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)

@@ -16,16 +16,18 @@ every message and part also gets the 1-based lines it spans in the file.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
-from ...fixes.sqlite import columns, quote_ident, tables
+from ...fixes.sqlite import SQLITE_MAGIC, columns, quote_ident, tables
 from ...model import Loc, TdocError
 
 MESSAGE_TABLE = "message"
@@ -119,6 +121,36 @@ def _text(raw: Any) -> str | None:
 # --------------------------------------------------------------------------- database
 
 
+def open_db(path: Path) -> sqlite3.Connection:
+    """A read-only connection that creates nothing beside the database.
+
+    OpenCode keeps its database in WAL mode. With no `-wal` file beside it no process has it
+    open, and `immutable=1` reads it without the `-wal`/`-shm` files a plain `mode=ro` open
+    would create. With a `-wal` file, `mode=ro` reads the committed WAL pages too (a read-only
+    directory falls back to immutable, as SQLite could not use the shared memory file).
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError as exc:
+        raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not head.startswith(SQLITE_MAGIC):
+        raise TdocError(f"{path}: not an SQLite database")
+    wal = len(head) >= 20 and head[18] == 2 and head[19] == 2
+    has_wal = Path(f"{path}-wal").exists()
+    params = "mode=ro"
+    if not has_wal and (wal or not os.access(path.parent, os.W_OK)):
+        params += "&immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{params}", uri=True, timeout=5.0)
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise TdocError(f"{path}: not a readable SQLite database ({exc})") from None
+    return conn
+
+
+
 @dataclass(slots=True)
 class SessionRow:
     id: str
@@ -176,7 +208,7 @@ class DbReader:
         order = "time_created, id" if "time_created" in mcols else "id"
         by_id: dict[str, OcMessage] = {}
         for mid, raw in self._query(
-            f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {order}", (row.id,)
+            f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (row.id,)
         ):
             info, problem = _decode_row(raw)
             if problem or not isinstance(mid, str):
@@ -196,7 +228,7 @@ class DbReader:
             "session_id = ?" if "session_id" in self.cols[PART_TABLE]
             else "message_id IN (SELECT id FROM message WHERE session_id = ?)"
         )
-        sql = f"SELECT id, message_id, data FROM part WHERE {where} ORDER BY message_id, id"
+        sql = f"SELECT id, message_id, CAST(data AS BLOB) FROM part WHERE {where} ORDER BY message_id, id"
         for pid, mid, raw in self._query(sql, (session.id,)):
             msg = by_id.get(mid)
             if msg is None:

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ...fixes.atomic import Fingerprint
-from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems, open_readonly
+from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems
 from ...model import Finding, TdocError
 from ...rules import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
-from .reader import MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, parse_export
+from .reader import (
+    MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, open_db, parse_export,
+)
 from .runs import SessionView, analyse
 
 SYSTEM = "opencode"
@@ -42,7 +44,7 @@ class OpencodeDbStore(Store):
 
     def __init__(self, path: Path, display: str, options: Options) -> None:
         super().__init__(path, display)
-        self.conn = open_readonly(path)
+        self.conn = open_db(path)
         try:
             self.reader = DbReader(self.conn, display)
             self.rows = self.reader.sessions()
@@ -165,7 +167,7 @@ class OpencodeDbKind(StoreKind):
         if not head.startswith(SQLITE_MAGIC):
             return False
         try:
-            conn = open_readonly(path)
+            conn = open_db(path)
         except TdocError:
             return False
         try:
