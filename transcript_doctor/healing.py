@@ -34,6 +34,7 @@ def identity(f: Finding) -> tuple[Any, ...]:
 
 
 def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
+    config.options.fingerprint = True
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config)

@@ -22,6 +22,7 @@ class Options:
     deep: bool = False  # sqlite: integrity_check instead of quick_check
     session: str | None = None
     full_replay: bool = False  # keep everything needed to print a replay (not just to check)
+    fingerprint: bool = False  # remember what was read (size, mtime, hash) to detect later changes
 
 
 @dataclass

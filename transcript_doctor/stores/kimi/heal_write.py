@@ -7,6 +7,7 @@ from typing import Any
 
 from ...fixes.atomic import backup_path_for, check_writable, make_backup, write_atomic
 from ...fixes.jsonl import LinePlan, apply_lines, unified_diff
+from ...model import TdocError
 from ..base import HealOptions, HealResult
 
 
@@ -25,14 +26,14 @@ def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, r
     if options.mode == "output":
         target = Path(options.output)  # type: ignore[arg-type]
         if target.resolve() == path.resolve():
-            from ...model import TdocError
-
             raise TdocError("--output names the input file; use --in-place to rewrite it")
         write_atomic(target, produce, mode=path.stat().st_mode & 0o777)
         result.output = str(target)
         result.written = True
         return
     st = check_writable(path)
+    if state.fingerprint is None:
+        raise TdocError(f"{store.display}: internal: the journal was read without a fingerprint")
     mode = st.st_mode & 0o7777
     backup = make_backup(path, backup_path_for(path, options.backup_dir), mode)
     result.backup = str(backup)

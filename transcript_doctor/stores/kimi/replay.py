@@ -66,16 +66,18 @@ class KimiReplay:
         return self.stats.problems
 
 
-def replay_file(path: Path, full: bool = True) -> KimiReplay:
+def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> KimiReplay:
     """Read and replay a journal; never raises on bad content (only on I/O errors).
 
-    The file's size, mtime and SHA-256 as read are kept, so a heal can tell if it changed since.
+    With `fingerprint`, the file's size, mtime and SHA-256 as read are kept, so a heal can tell
+    whether it changed since.
     """
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
-        hasher = hashlib.sha256()
+        hasher = hashlib.sha256() if fingerprint else None
         state = replay_stream(path, fh, hasher, full)
-    state.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hasher.hexdigest())
+    if hasher is not None:
+        state.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hasher.hexdigest())
     return state
 
 
@@ -117,24 +119,27 @@ def _feed(state: KimiReplay, rec: Record) -> None:
         _note_legacy(state, data, rec)
     # One tagged copy of an appended message serves all four folds: none of them mutates it.
     msg = appended(data.get("message"), rec.line) if rtype == "context.append_message" else None
-    _apply(state, "v1", state.v1, rtype, data, rec.line, msg)
-    _apply(state, "v1", state.t1, rtype, data, rec.line, msg)
-    if valid:
-        _apply(state, "v2", state.v2, rtype, data, rec.line, msg, True)
-        _apply(state, "v2", state.t2, rtype, data, rec.line, msg)
+    line = rec.line
+    crash = state.crash
+    if "v1" not in crash:
+        try:
+            state.v1.apply(rtype, data, line, msg)
+            state.t1.apply(rtype, data, line, msg)
+        except Exception as exc:  # noqa: BLE001 - any failure is that engine failing on this input
+            crash["v1"] = _crash_text(exc, line, rtype)
+    if valid and "v2" not in crash:
+        try:
+            state.v2.apply(rtype, data, line, msg, True)
+            state.t2.apply(rtype, data, line, msg)
+        except Exception as exc:  # noqa: BLE001
+            crash["v2"] = _crash_text(exc, line, rtype)
 
 
-def _apply(state: KimiReplay, engine: str, target: Any, rtype: str, data: dict[str, Any], line: int,
-           msg: Msg | None, *extra: Any) -> None:
-    if engine in state.crash:
-        return
-    try:
-        target.apply(rtype, data, line, msg, *extra)
-    except EngineCrash as exc:
-        state.crash[engine] = str(exc)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        # Malformed input the real engine would also choke on: report, do not trace back.
-        state.crash[engine] = f"line {line}: {type(exc).__name__} while applying {rtype}"
+def _crash_text(exc: Exception, line: int, rtype: str) -> str:
+    if isinstance(exc, EngineCrash):
+        return str(exc)
+    # Malformed input the real engine would also choke on: report it, never trace back.
+    return f"line {line}: {type(exc).__name__} while applying {rtype}"
 
 
 def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:

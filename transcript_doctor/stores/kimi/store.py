@@ -141,7 +141,7 @@ class KimiKind(StoreKind):
         if zipfile.is_zipfile(path):
             return _open_zip(path, display, options.full_replay)
         try:
-            state = replay_file(path, full=options.full_replay)
+            state = replay_file(path, full=options.full_replay, fingerprint=options.fingerprint)
         except OSError as exc:
             raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
         if state.stats.records == 0 and not state.problems:
