@@ -112,8 +112,8 @@ def transcript_findings(mk: Any, state: Any) -> Iterator[Finding]:
 def divergence_findings(mk: Any, state: Any, c201: bool) -> Iterator[Finding]:
     if c201 or state.crash:
         return
-    v1 = [_norm(m) for m in state.v1_before_finish if not _dropped_step(state, m)]
-    v2 = [_norm(m) for m in state.v2.history]
+    v1 = [_norm(m) for m in state.v1.history if not _dropped_step(state, m)]
+    v2 = [_norm(m) for m in state.v2.settled_history()]
     if v1 == v2:
         return
     index = next((i for i, (a, b) in enumerate(zip(v1, v2)) if a != b), min(len(v1), len(v2)))

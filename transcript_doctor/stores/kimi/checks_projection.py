@@ -28,7 +28,7 @@ KIND_TO_CODE = {
 LOWER = {"error": "warning", "warning": "info", "info": "info"}
 DESCRIBE = {
     "W102": "a whitespace-only text part is dropped from a {role} message",
-    "W103": "tool call {toolCallId} has no result; the projection sends a placeholder result",
+    "W103": "tool call {toolCallId} has no recorded result; the runtime sends a placeholder or interrupted result",
     "W104": "tool result {toolCallId} answers no earlier call; the projection drops it",
     "W105": "tool call id {toolCallId} is used twice; the strict resend drops the later call",
     "W106": "tool call {toolCallId} has a second result; the strict resend drops it",
@@ -44,6 +44,13 @@ def anomaly_findings(mk: Any, state: Any, engines: tuple[str, ...]) -> Iterator[
         if engine in state.crash:
             continue
         history = state.v1.history if engine == "v1" else state.v2.history
+        for m in history:  # calls the engine itself closed with an "interrupted" result
+            if (m.get("_src") or ("",))[0] == "synth":
+                key = ("W103", m.get("toolCallId"), None)
+                entry = seen.setdefault(key, {"anomaly": {"kind": "interrupted_result_added",
+                                                          "toolCallId": m.get("toolCallId")},
+                                              "engines": set(), "normal": True, "history": history})
+                entry["engines"].add(engine)
         for strict in (False, True):
             for anomaly in project(history, engine, strict=strict).anomalies:
                 code = KIND_TO_CODE.get(anomaly["kind"])

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import compaction as cx
 from .fold import LoopFold, Sink
-from .messages import Msg, appended, is_swarm_reminder
+from .messages import Msg, appended, interrupted_message, is_swarm_reminder
 from .records import is_valid_v2
 
 
@@ -73,9 +73,18 @@ class EngineV2:
             self.history.pop()
             self.fold.reset()
 
-    def next_request_history(self) -> list[Msg]:
-        """What the live loop projects: the history after a synthetic settle (step.begin)."""
-        return [m for m in self.history if not m.get("partial")] + list(self.fold.deferred)
+    def settled_history(self) -> list[Msg]:
+        """The history as the next live step would find it: a synthetic settle closes pending
+        calls, flushes deferred messages and drops (or seals) the open step. Nothing is changed."""
+        fold = self.fold
+        out = list(self.history)
+        if fold.open_step is None:
+            return out + list(fold.deferred)
+        out.extend(interrupted_message(call_id) for call_id in fold.pending)
+        out.extend(fold.deferred)
+        if fold.open_msg is not None and not fold.open_has_calls and fold.open_vacuous:
+            out = [m for m in out if m is not fold.open_msg]
+        return out
 
 
 def undo_cut(history: list[Msg], count: int) -> int | None:

@@ -60,9 +60,14 @@ def parse_line(raw: bytes) -> Any:
     """orjson first; the stdlib accepts what JS JSON.parse accepts but orjson refuses (lone surrogates)."""
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc) or "recursion" in str(exc).lower():
+            raise ValueError("JSON nested too deeply") from None
         text = raw.decode("utf-8")  # UnicodeDecodeError propagates: not UTF-8
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
 
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
