@@ -8,7 +8,7 @@ leading-drop passes are also the tail of the v2 strict projection.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_left
 
 from .render import (
     Item,
@@ -19,12 +19,10 @@ from .render import (
     has_tools,
     is_mergeable_user,
     is_placeholder,
-    joined_text,
-    non_text,
+    merge_user_runs,
     result_id,
     sendable_content,
     synthetic_result,
-    text_part,
     wire_message,
     with_calls,
 )
@@ -52,29 +50,18 @@ def keep_sendable(msg: dict, content: list, role: object, prefix: bool, out: Ano
     return True
 
 
-def _merge_users_v1(first: Item, second: Item) -> Item:
-    """v1 joins the two texts with a blank line even when one of them is empty."""
-    text = joined_text(first.content) + "\n\n" + joined_text(second.content)
-    content = [text_part(text), *non_text(first.content), *non_text(second.content)]
-    msg = {**first.msg, "content": content, "toolCalls": []}
-    return Item(msg, first.sources + second.sources, True)
-
-
 def prepare(history: list[dict], prefix: bool, out: Anomalies) -> list[Item]:
+    """Skip partial steps, render results, clean and filter content, then merge user prompts
+    (v1 merges here, before any tool result moves)."""
     items: list[Item] = []
     for index, msg in enumerate(history):
         if msg.get("partial"):
             continue
         role = msg.get("role")
         content = drop_blank_texts(sendable_content(msg), role, out)
-        if not keep_sendable(msg, content, role, prefix, out):
-            continue
-        item = Item(wire_message(msg, content), [index], is_mergeable_user(msg))
-        if items and items[-1].mergeable and item.mergeable:
-            items[-1] = _merge_users_v1(items[-1], item)
-        else:
-            items.append(item)
-    return items
+        if keep_sendable(msg, content, role, prefix, out):
+            items.append(Item(wire_message(msg, content), [index], is_mergeable_user(msg)))
+    return merge_user_runs(items, "v1")
 
 
 # --------------------------------------------------------------------------- 2. dedupe (strict)
@@ -90,7 +77,10 @@ def _dedupe_assistant(item: Item, seen: set, prefix: bool, out: Anomalies) -> It
             kept.append(call)
     if len(kept) == len(item.calls):
         return item
-    if kept or (item.content if prefix else not is_vacuous_content(item.content)):
+    # without calls the message stands on its content: any content before the fix, only
+    # non-vacuous content after it
+    has_substance = bool(item.content) if prefix else not is_vacuous_content(item.content)
+    if kept or has_substance:
         return with_calls(item, kept)
     if item.content:
         out.append(anomaly("vacuous_message_dropped", role=item.role))
@@ -127,21 +117,39 @@ def dedupe(items: list[Item], prefix: bool, out: Anomalies, *, upgrade: bool = F
 # --------------------------------------------------------------------------- 3. adjacency
 
 
-def _pull_results(items: list[Item], start: int, pending: list, used: set[int], out: Anomalies):
-    """Move the results for `pending` ids up behind their assistant, in record order."""
+class _ResultSpots:
+    """Where the results for each call id sit, and which of them were already moved."""
+
+    def __init__(self, items: list[Item]) -> None:
+        self.spots: dict = {}
+        self.used: set[int] = set()
+        for j, item in enumerate(items):
+            rid = result_id(item.msg)
+            if item.role == "tool" and rid is not None:
+                self.spots.setdefault(rid, []).append(j)
+
+    def findable(self, rid, start: int) -> bool:
+        """A result for `rid` that has not moved yet sits at or after `start`."""
+        spots = self.spots.get(rid, [])
+        return any(j not in self.used for j in spots[bisect_left(spots, start):])
+
+
+def _pull_results(items: list[Item], start: int, wanted: list, used: set[int], out: Anomalies):
+    """Move the first unmoved result for each `wanted` id up behind its assistant, in record
+    order; a result reached after passing any other message was reordered."""
     pulled: list[Item] = []
     passed_other = False
     for j in range(start, len(items)):
-        if not pending:
+        if not wanted:
             break
         if j in used:
             continue
         candidate = items[j]
         rid = result_id(candidate.msg)
-        if candidate.role == "tool" and rid is not None and rid in pending:
+        if candidate.role == "tool" and rid is not None and rid in wanted:
             if passed_other:
                 out.append(anomaly("tool_result_reordered", toolCallId=candidate.msg.get("toolCallId")))
-            pending.remove(rid)
+            wanted.remove(rid)
             used.add(j)
             pulled.append(candidate)
         else:
@@ -149,29 +157,34 @@ def _pull_results(items: list[Item], start: int, pending: list, used: set[int], 
     return pulled
 
 
-def _missing_results(item: Item, pending: list, trailing: bool, out: Anomalies) -> list[Item]:
+def _missing_results(item: Item, missing: list, trailing: bool, out: Anomalies) -> list[Item]:
     ids = {call_id(c): c.get("id") for c in item.calls}
     placeholders = []
-    for key in pending:
+    for key in missing:
         out.append(anomaly("tool_result_synthesized", toolCallId=ids[key], trailing=trailing))
         placeholders.append(synthetic_result(ids[key]))
     return placeholders
 
 
 def repair_adjacency(items: list[Item], synthesize: bool, out: Anomalies) -> list[Item]:
+    """Put each assistant's results right behind it; a missing result is synthesized mid-history
+    (always in strict mode), while a trailing open exchange stays open in normal mode."""
     last = max((i for i, it in enumerate(items) if it.role != "tool"), default=-1)
-    used: set[int] = set()
+    spots = _ResultSpots(items)
     result: list[Item] = []
     for index, item in enumerate(items):
-        if index in used:
+        if index in spots.used:
             continue
         result.append(item)
         if item.role != "assistant" or not item.calls:
             continue
         pending = list(dict.fromkeys(call_id(c) for c in item.calls))  # a repeated id waits once
-        result += _pull_results(items, index + 1, pending, used, out)
-        if pending and (synthesize or index < last):
-            result += _missing_results(item, pending, index >= last, out)
+        # only scan as far as results that exist: missing ids would send the scan to the end
+        missing = [key for key in pending if not spots.findable(key, index + 1)]
+        wanted = [key for key in pending if key not in missing]
+        result += _pull_results(items, index + 1, wanted, spots.used, out)
+        if missing and (synthesize or index < last):
+            result += _missing_results(item, missing, index >= last, out)
     return result
 
 
@@ -218,15 +231,12 @@ def drop_leading_non_user(items: list[Item], out: Anomalies) -> list[Item]:
 def project_v1(history: list[dict], strict: bool, prefix: bool) -> tuple[list[Item], Anomalies]:
     out: Anomalies = []
     items = prepare(history, prefix, out)
-    passes: list[Callable[[list[Item]], list[Item]]] = []
     if strict:
-        passes.append(lambda its: dedupe(its, prefix, out))
-    passes.append(lambda its: repair_adjacency(its, strict, out))
+        items = dedupe(items, prefix, out)
+    items = repair_adjacency(items, synthesize=strict, out=out)
     if strict:
-        passes.append(lambda its: merge_assistants(its, out))
-    passes.append(lambda its: drop_orphans(its, out))
+        items = merge_assistants(items, out)
+    items = drop_orphans(items, out)
     if strict:
-        passes.append(lambda its: drop_leading_non_user(its, out))
-    for run in passes:
-        items = run(items)
+        items = drop_leading_non_user(items, out)
     return items, out

@@ -18,12 +18,10 @@ from .render import (
     call_id,
     drop_blank_texts,
     is_mergeable_user,
-    joined_text,
-    non_text,
+    merge_user_runs,
     result_id,
     sendable_content,
     synthetic_result,
-    text_part,
     wire_message,
 )
 
@@ -43,7 +41,7 @@ class Exchange:
 class OpenCall:
     exchange: Exchange
     slot: int  # index of the call in the assistant's toolCalls
-    foreign_seen: bool = False
+    opened_at: int  # the pairing's foreign-message count when the call was opened
 
     def answer(self, result: Item) -> None:
         self.exchange.results[self.slot] = result
@@ -60,10 +58,11 @@ class Pairing:
     out: Anomalies
     blocks: list[Block] = field(default_factory=list)
     open: dict[Any, OpenCall] = field(default_factory=dict)
+    foreign: int = 0  # messages seen so far that answer none of the open calls
 
     def see_foreign(self) -> None:
-        for call in self.open.values():
-            call.foreign_seen = True
+        """Every call open now has seen a foreign message (a counter keeps this O(1))."""
+        self.foreign += 1
 
     def attach(self, index: int, msg: dict) -> None:
         """A tool result: pair it with its open call, or drop it as an orphan."""
@@ -77,7 +76,7 @@ class Pairing:
             return
         content = drop_blank_texts(sendable_content(msg), "tool", self.out)
         call.answer(Item(wire_message(msg, content), [index]))
-        if call.foreign_seen:
+        if self.foreign > call.opened_at:
             self.out.append(anomaly("tool_result_reordered", toolCallId=msg.get("toolCallId")))
 
     def add(self, index: int, msg: dict) -> None:
@@ -94,7 +93,7 @@ class Pairing:
         exchange = Exchange(item, index, [None] * len(item.calls))
         for slot, call in enumerate(item.calls):
             self._reopen(call)
-            self.open[call_id(call)] = OpenCall(exchange, slot)
+            self.open[call_id(call)] = OpenCall(exchange, slot, self.foreign)
         self.blocks.append(exchange)
 
     def _reopen(self, call: dict) -> None:
@@ -124,15 +123,6 @@ def _pair(history: list[dict], prefix: bool, out: Anomalies) -> Pairing:
 # --------------------------------------------------------------------------- flattening
 
 
-def _merge_users_v2(group: list[Item]) -> Item:
-    """Only non-empty texts are joined; with no text at all there is no text part."""
-    texts = [t for t in (joined_text(it.content) for it in group) if t]
-    content = [text_part("\n\n".join(texts))] if texts else []
-    content += [p for it in group for p in non_text(it.content)]
-    msg = {**group[0].msg, "content": content, "toolCalls": []}
-    return Item(msg, [s for it in group for s in it.sources], True)
-
-
 def _emit_exchange(exchange: Exchange, last: int, out: Anomalies) -> list[Item]:
     emitted = [exchange.item]
     for call, result in zip(exchange.item.calls, exchange.results):
@@ -145,25 +135,14 @@ def _emit_exchange(exchange: Exchange, last: int, out: Anomalies) -> list[Item]:
 
 
 def _flatten(pairing: Pairing) -> list[Item]:
+    """Emit the blocks in order, then merge runs of user prompts (an exchange breaks a run)."""
     items: list[Item] = []
-    group: list[Item] = []
-
-    def close_group() -> None:
-        if group:
-            items.append(group[0] if len(group) == 1 else _merge_users_v2(group))
-            group.clear()
-
     for block in pairing.blocks:
-        if isinstance(block, Item) and block.mergeable:
-            group.append(block)
-            continue
-        close_group()
         if isinstance(block, Exchange):
             items += _emit_exchange(block, pairing.last, pairing.out)
         else:
             items.append(block)
-    close_group()
-    return items
+    return merge_user_runs(items, "v2")
 
 
 def project_v2(history: list[dict], strict: bool, prefix: bool) -> tuple[list[Item], Anomalies]:

@@ -115,6 +115,36 @@ def non_text(parts: list) -> list:
     return [p for p in parts if not is_text(p)]
 
 
+def _merge_group(group: list[Item], engine: str) -> Item:
+    """v1 joins every prompt's text with a blank line, empty ones included, and always emits the
+    text part; v2 joins only non-empty texts and has no text part when none has text. Media and
+    other non-text parts follow in order."""
+    texts = [joined_text(it.content) for it in group]
+    if engine == "v2":
+        texts = [t for t in texts if t]
+    content = [text_part("\n\n".join(texts))] if texts else []
+    content += [p for it in group for p in non_text(it.content)]
+    msg = {**group[0].msg, "content": content, "toolCalls": []}
+    return Item(msg, [s for it in group for s in it.sources], True)
+
+
+def merge_user_runs(items: list[Item], engine: str) -> list[Item]:
+    """Fold each run of adjacent mergeable user prompts into one message (a run of one is left
+    as it is). Merging a whole run at once keeps long runs linear."""
+    result: list[Item] = []
+    run: list[Item] = []
+    for item in [*items, None]:
+        if item is not None and item.mergeable:
+            run.append(item)
+            continue
+        if run:
+            result.append(run[0] if len(run) == 1 else _merge_group(run, engine))
+            run = []
+        if item is not None:
+            result.append(item)
+    return result
+
+
 # --------------------------------------------------------------------------- tool results
 
 
