@@ -168,3 +168,25 @@ def test_chunks_cover_every_index_once_in_order():
     chunks = list(parallel._chunks(indexes, 2))
     assert [i for c in chunks for i in c] == indexes
     assert max(len(c) for c in chunks) <= parallel.MAX_CHUNK
+
+
+def unpicklable_result(chunk, config):
+    """Runs in a worker: returns something that cannot travel back to the parent."""
+    return [FileResult(path=display, format="test", findings=[lambda: None]) for _, display in chunk]
+
+
+def test_results_that_cannot_come_back_are_errors_of_their_inputs(tmp_path):
+    inputs = [(tmp_path / f"{i}.jsonl", str(tmp_path / f"{i}.jsonl")) for i in range(4)]
+    results = parallel._run_pool(inputs, ScanConfig(), [1] * 4, 2, None, worker=unpicklable_result)
+    assert [r.path for r in results] == [d for _, d in inputs]
+    assert all(r.error and r.error.startswith("internal error:") for r in results)
+
+
+def test_a_main_script_read_from_stdin_keeps_the_scan_in_process(monkeypatch):
+    import types
+
+    fake = types.ModuleType("__main__")
+    fake.__file__ = "<stdin>"
+    monkeypatch.setitem(sys.modules, "__main__", fake)
+    many = [(Path(f"{i}"), str(i)) for i in range(50)]
+    assert parallel.workers_for(many, 4, [0] * 50) == 1

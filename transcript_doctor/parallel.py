@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -82,13 +83,22 @@ def workers_for(inputs: Sequence[Input], jobs: int | None, sizes: Sequence[int])
     """How many worker processes to use (1: scan in this process)."""
     if jobs is not None and jobs < 0:
         raise TdocError(f"-j/--jobs must be 0 (auto) or more, not {jobs}")
-    if len(inputs) < 2:
+    if len(inputs) < 2 or not _main_importable():
         return 1
     if jobs:
         return min(jobs, len(inputs))
     if len(inputs) < AUTO_MIN_FILES and sum(sizes) < AUTO_MIN_BYTES:
         return 1
     return min(cpu_count(), len(inputs))
+
+
+def _main_importable() -> bool:
+    """Worker processes re-import the main script by path; one read from stdin cannot be."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(getattr(main, "__spec__", None), "name", None):
+        return True
+    path = getattr(main, "__file__", None)
+    return path is None or os.path.exists(path)
 
 
 def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = None) -> list[FileResult]:
@@ -153,11 +163,10 @@ def _pool_round(
     """Scan `indexes` in a pool of `workers`; returns the indexes lost to a worker that died."""
     lost: list[int] = []
     with _executor(workers) as pool:
-        futures = [
-            (chunk, pool.submit(worker, [inputs[i] for i in chunk], config))
-            for chunk in _chunks(indexes, workers)
-        ]
+        futures: list[tuple[list[int], Future[list[FileResult]]]] = []
         try:
+            for chunk in _chunks(indexes, workers):
+                futures.append((chunk, _submit(pool, worker, [inputs[i] for i in chunk], config)))
             for chunk, future in futures:
                 try:
                     for i, result in zip(chunk, future.result()):
@@ -165,6 +174,10 @@ def _pool_round(
                 except BrokenProcessPool:
                     lost.extend(chunk)
                     continue
+                except Exception as exc:  # the chunk's results could not come back (pickling)
+                    error = f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
+                    for i in chunk:
+                        results[i] = FileResult(path=inputs[i][1], format=None, error=error)
                 _advance(progress, chunk, sizes)
         except BaseException:
             _abandon(pool, [f for _, f in futures])
@@ -191,7 +204,7 @@ def _isolate(
     while pending and deaths < MAX_WORKER_DEATHS:
         done = 0
         with _executor(1) as pool:
-            futures = [pool.submit(worker, [inputs[i]], config) for i in pending]
+            futures = [_submit(pool, worker, [inputs[i]], config) for i in pending]
             for i, future in zip(pending, futures):
                 done += 1
                 try:
@@ -211,6 +224,18 @@ def _isolate(
 def _advance(progress: Progress | None, indexes: list[int], sizes: Sequence[int]) -> None:
     if progress is not None:
         progress.advance(len(indexes), sum(sizes[i] for i in indexes))
+
+
+def _submit(
+    pool: ProcessPoolExecutor, worker: Worker, chunk: list[Input], config: ScanConfig
+) -> Future[list[FileResult]]:
+    """Submit a chunk; a pool that broke already gives a future that fails the same way."""
+    try:
+        return pool.submit(worker, chunk, config)
+    except BrokenProcessPool as exc:
+        failed: Future[list[FileResult]] = Future()
+        failed.set_exception(exc)
+        return failed
 
 
 def _chunks(indexes: list[int], workers: int) -> Iterator[list[int]]:
