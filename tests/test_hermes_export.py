@@ -45,3 +45,11 @@ def test_export_is_not_healed() -> None:
     findings = list(store.scan_sessions())
     result = store.heal(findings, HealOptions(mode="in-place"))
     assert not result.changed and result.warnings and len(result.skipped) == len(findings)
+
+
+def test_locate_in_export() -> None:
+    store = open_store(HERMES / "hermes-export-v21.jsonl", "export", Options())
+    hit = store.locate(4, "20260810_120000_a1b2c3")
+    assert (hit["line"], hit["message_id"], hit["role"]) == (1, 4, "assistant")
+    assert store.locate(99, "20260810_120000_a1b2c3") is None
+    assert store.locate(1) is None  # several sessions: the session must be named

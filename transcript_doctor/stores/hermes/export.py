@@ -109,6 +109,18 @@ class HermesExportStore(Store):
         objects = [replay_session(self, sid, rows) for sid, rows in self.iter_sessions(wanted)]
         return objects[0] if options.session else objects
 
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        from .resume import build
+
+        sid = session or (self._lines[0][2] if len(self._lines) == 1 else None)
+        for _, rows in self.iter_sessions([sid] if sid else []):
+            entries, _ = build(rows, export=True)
+            for e in entries:
+                if e.message.position == position:
+                    return {"session": sid, "line": e.row.line, "end_line": e.row.line, "row": None,
+                            "table": None, "role": e.row.role, "message_id": e.row.id}
+        return None
+
     def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
         result = HealResult(path=self.display, format=self.format)
         result.warnings.append("Hermes resumes from state.db, not from an export: heal the database instead")
