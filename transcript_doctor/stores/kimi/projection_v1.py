@@ -117,43 +117,54 @@ def dedupe(items: list[Item], prefix: bool, out: Anomalies, *, upgrade: bool = F
 # --------------------------------------------------------------------------- 3. adjacency
 
 
-class _ResultSpots:
-    """Where the results for each call id sit, and which of them were already moved."""
+class _Layout:
+    """The working list while results move up: where each id's results sit, and which entries
+    have already moved (a next-unmoved pointer per index, path-compressed, so skipping moved
+    entries stays cheap on long histories)."""
 
     def __init__(self, items: list[Item]) -> None:
+        self.items = items
+        self.next = list(range(len(items) + 1))
         self.spots: dict = {}
-        self.used: set[int] = set()
         for j, item in enumerate(items):
             rid = result_id(item.msg)
             if item.role == "tool" and rid is not None:
                 self.spots.setdefault(rid, []).append(j)
 
-    def findable(self, rid, start: int) -> bool:
-        """A result for `rid` that has not moved yet sits at or after `start`."""
+    def moved(self, j: int) -> bool:
+        return self.next[j] != j
+
+    def move(self, j: int) -> None:
+        self.next[j] = j + 1
+
+    def first_unmoved(self, j: int) -> int:
+        root = j
+        while self.next[root] != root:
+            root = self.next[root]
+        while self.next[j] != root:
+            self.next[j], j = root, self.next[j]
+        return root
+
+    def first_result(self, rid, start: int) -> int | None:
+        """The first unmoved result for `rid` at or after `start`."""
         spots = self.spots.get(rid, [])
-        return any(j not in self.used for j in spots[bisect_left(spots, start):])
+        return next((j for j in spots[bisect_left(spots, start):] if not self.moved(j)), None)
 
 
-def _pull_results(items: list[Item], start: int, wanted: list, used: set[int], out: Anomalies):
-    """Move the first unmoved result for each `wanted` id up behind its assistant, in record
-    order; a result reached after passing any other message was reordered."""
-    pulled: list[Item] = []
-    passed_other = False
-    for j in range(start, len(items)):
-        if not wanted:
-            break
-        if j in used:
-            continue
-        candidate = items[j]
-        rid = result_id(candidate.msg)
-        if candidate.role == "tool" and rid is not None and rid in wanted:
-            if passed_other:
-                out.append(anomaly("tool_result_reordered", toolCallId=candidate.msg.get("toolCallId")))
-            wanted.remove(rid)
-            used.add(j)
-            pulled.append(candidate)
-        else:
-            passed_other = True
+def _pull_results(layout: _Layout, start: int, found: list[int], out: Anomalies) -> list[Item]:
+    """Move the found results (record order) up behind their assistant. A result that had any
+    other unmoved message before it, counting from the assistant, was reordered."""
+    taken = set(found)
+    other = layout.first_unmoved(start)
+    while other in taken:
+        other = layout.first_unmoved(other + 1)
+    pulled = []
+    for j in found:
+        candidate = layout.items[j]
+        if other < j:
+            out.append(anomaly("tool_result_reordered", toolCallId=candidate.msg.get("toolCallId")))
+        layout.move(j)
+        pulled.append(candidate)
     return pulled
 
 
@@ -170,19 +181,19 @@ def repair_adjacency(items: list[Item], synthesize: bool, out: Anomalies) -> lis
     """Put each assistant's results right behind it; a missing result is synthesized mid-history
     (always in strict mode), while a trailing open exchange stays open in normal mode."""
     last = max((i for i, it in enumerate(items) if it.role != "tool"), default=-1)
-    spots = _ResultSpots(items)
+    layout = _Layout(items)
     result: list[Item] = []
     for index, item in enumerate(items):
-        if index in spots.used:
+        if layout.moved(index):
             continue
         result.append(item)
         if item.role != "assistant" or not item.calls:
             continue
         pending = list(dict.fromkeys(call_id(c) for c in item.calls))  # a repeated id waits once
-        # only scan as far as results that exist: missing ids would send the scan to the end
-        missing = [key for key in pending if not spots.findable(key, index + 1)]
-        wanted = [key for key in pending if key not in missing]
-        result += _pull_results(items, index + 1, wanted, spots.used, out)
+        spots = {key: layout.first_result(key, index + 1) for key in pending}
+        found = sorted(j for j in spots.values() if j is not None)
+        result += _pull_results(layout, index + 1, found, out)
+        missing = [key for key in pending if spots[key] is None]
         if missing and (synthesize or index < last):
             result += _missing_results(item, missing, index >= last, out)
     return result
