@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from test_hermes_schemas import build_db, call
+try:  # tests/ may or may not be a package
+    from tests.test_hermes_schemas import build_db, call
+except ImportError:
+    from test_hermes_schemas import build_db, call
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.healing import identity

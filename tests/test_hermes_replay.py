@@ -7,7 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from test_hermes_schemas import build_db, call
+try:  # tests/ may or may not be a package
+    from tests.test_hermes_schemas import build_db, call
+except ImportError:
+    from test_hermes_schemas import build_db, call
 from transcript_doctor.cli import app
 from transcript_doctor.stores import Options, open_store
 
