@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from test_opencode_support import assistant_info, reasoning, step_finish, text, tool
+from .test_opencode_support import assistant_info, reasoning, step_finish, text, tool
 from transcript_doctor.stores.opencode import completion
 from transcript_doctor.stores.opencode.completion import Evidence, decide, merge, message_evidence
 from transcript_doctor.stores.opencode.reader import OcMessage, OcPart

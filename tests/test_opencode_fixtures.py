@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_opencode_support import FIXTURES, copy_fixture_db, scan
+from .test_opencode_support import FIXTURES, copy_fixture_db, scan
 from transcript_doctor.model import Finding
 
 EXPECTED = sorted(FIXTURES.glob("*.expected.json"))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from test_opencode_support import FIXTURES, Db, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool
+from .test_opencode_support import FIXTURES, Db, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.model import RefusedError, TdocError

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from test_opencode_support import (
-    Db, FIXTURES, ZERO_TOKENS, codes, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool,
+from .test_opencode_support import (
+    Db, FIXTURES, ZERO_TOKENS, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool,
 )
 from transcript_doctor.model import TdocError
 from transcript_doctor.replay_view import replay_path

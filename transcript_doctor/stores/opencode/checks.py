@@ -90,7 +90,6 @@ def check_opencode(store: Any, options: Any) -> Iterator[Finding]:
         yield from session_findings(store, view)
 
 
-
 def session_findings(store: Any, view: SessionView) -> Iterator[Finding]:
     ctx = Context(store, view)
     for p in view.session.problems:
@@ -108,9 +107,7 @@ def session_findings(store: Any, view: SessionView) -> Iterator[Finding]:
     yield from recorded_errors(ctx)
 
 
-def _run_evidence(run: Run, d: completion.Decision) -> dict[str, Any]:
-    final = run.final
-    assert final is not None and d.run is not None
+def _run_evidence(run: Run, final: OcMessage, d: completion.Decision) -> dict[str, Any]:
     prompt = completion.visible_text([p.data for p in run.user.parts]) if run.user else None
     return {
         "retry_safe": d.retry_safe,
@@ -124,7 +121,7 @@ def _run_evidence(run: Run, d: completion.Decision) -> dict[str, Any]:
         "reasons": d.reasons,
         "text": excerpt(d.text),
         "error": _error_summary(d.error),
-        **{f"run_{k}": v for k, v in d.run.as_dict().items()},
+        **{f"run_{k}": v for k, v in run.evidence().as_dict().items()},
     }
 
 
@@ -134,14 +131,15 @@ def run_findings(ctx: Context, run: Run) -> Iterator[Finding]:
         return
     where = f"run {run.index + 1}"
     if d.code == "T401":
+        finish = run.evidence().finish or "missing"
         text = (f"{where} ended on an empty completion recorded as success: no visible text, zero tokens and cost, "
-                f"finish {d.run.finish or 'missing'!s}, no tool or reasoning activity; safe to retry the prompt once")
+                f"finish {finish}, no tool or reasoning activity; safe to retry the prompt once")
     elif d.code == "T402":
         text = (f"{where} ended on an empty completion recorded as success, but work happened "
                 f"({', '.join(d.reasons)}); do not replay it automatically")
     else:
         text = f"{where}'s last assistant message is not a final answer: {'; '.join(d.reasons)}"
-    yield ctx.make(d.code, text, final, position=ctx.view.position(final), evidence=_run_evidence(run, d))
+    yield ctx.make(d.code, text, final, position=ctx.view.position(final), evidence=_run_evidence(run, final, d))
 
 
 def _status(part: OcPart) -> Any:
