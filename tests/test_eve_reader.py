@@ -6,12 +6,16 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_eve_fixtures import V26, V27, scan
 
 from transcript_doctor.model import TdocError
 from transcript_doctor.stores import Options, detect
 from transcript_doctor.stores.eve.reader import read_stream, sniff
 from transcript_doctor.stores.eve.replay import history, replay
+
+try:  # tests/ imported as a package, or as a plain directory on sys.path
+    from .test_eve_fixtures import V26, V27, scan
+except ImportError:
+    from test_eve_fixtures import V26, V27, scan  # type: ignore[no-redef]
 
 # ----------------------------------------------------------------------------- v <= 26
 
@@ -297,3 +301,41 @@ def test_replay_json_shape(tmp_path: Path) -> None:
     assert turn["replies"][0]["marker"] == "mangled"
     assert out["history"][0] == {"role": "user", "content": "hi"}
     assert out == replay(store.stream, "s.ndjson")
+
+
+# ----------------------------------------------------------------------------- scale
+
+
+def _long_stream(path: Path, deltas: int) -> Path:
+    """One reply streamed as `deltas` appends, then a failed step (so the text stays partial)."""
+    head = b'{"type":"turn.started","data":{"turnId":"t0"}}\n{"type":"step.started","data":{"turnId":"t0","stepIndex":0}}\n'
+    delta = b'{"type":"message.appended","data":{"turnId":"t0","stepIndex":0,"sequence":0,"messageDelta":"' + b"x" * 200 + b'"}}\n'
+    tail = b'{"type":"step.failed","data":{"turnId":"t0","stepIndex":0,"message":"cut"}}\n'
+    with open(path, "wb") as fh:
+        fh.write(head)
+        for _ in range(deltas):
+            fh.write(delta)
+        fh.write(tail)
+    return path
+
+
+def _cpu(fn) -> float:
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        start = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - start)
+    return best
+
+
+def test_many_appends_to_one_reply_read_in_linear_time(tmp_path: Path) -> None:
+    small = _long_stream(tmp_path / "small.ndjson", 5_000)
+    large = _long_stream(tmp_path / "large.ndjson", 20_000)
+    stream = read_stream(large)
+    step = stream.turns[0].steps[0]
+    assert len(step.streamed_text) == 20_000 * 200 and len(step.lines) == 20_002
+    # Appending to a growing string or scanning the step's line list would make this ~16x.
+    growth = (_cpu(lambda: read_stream(large)) + 1e-3) / (_cpu(lambda: read_stream(small)) + 1e-3)
+    assert growth < 10.0, f"4x the appends took {growth:.1f}x the time"

@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_eve_fixtures import V26, V27, codes, scan
 
 from transcript_doctor.model import Finding
 from transcript_doctor.stores.eve.filler import filler_kind
+
+try:  # tests/ imported as a package, or as a plain directory on sys.path
+    from .test_eve_fixtures import V26, V27, codes, scan
+except ImportError:
+    from test_eve_fixtures import V26, V27, codes, scan  # type: ignore[no-redef]
 
 
 def _only(findings: list[Finding], code: str) -> list[Finding]:

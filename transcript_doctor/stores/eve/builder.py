@@ -42,7 +42,7 @@ class Builder:
                 step.shared = True
 
     def _own(self, step: Step) -> Step:
-        if self.line not in step.lines:
+        if not step.lines or step.lines[-1] != self.line:  # lines only grow
             step.lines.append(self.line)
         if id(step) not in self._owners:
             self._owners.add(id(step))
@@ -140,10 +140,16 @@ class Builder:
     # ------------------------------------------------------------------ content
 
     def append_text(self, step: Step, part: str, text: str, cumulative: bool = False) -> None:
-        step.partial[part] = text if cumulative else step.partial.get(part, "") + text
+        if cumulative:
+            step.chunks[part] = [text]
+        else:
+            step.chunks.setdefault(part, []).append(text)
 
     def append_reasoning(self, step: Step, text: str, cumulative: bool = False) -> None:
-        step.reasoning = text if cumulative else step.reasoning + text
+        if cumulative:
+            step.reasoning_chunks[:] = [text]
+        else:
+            step.reasoning_chunks.append(text)
 
     def complete_reply(
         self, step: Step, part: str, text: str | None, phase: str, finish_reason: str | None
@@ -158,7 +164,7 @@ class Builder:
             text=text,
             phase=phase,
             finish_reason=finish_reason,
-            streamed=step.partial.pop(part, ""),
+            streamed="".join(step.chunks.pop(part, ())),
             reemitted=earlier.reemitted + 1 if earlier else 0,
         )
         if earlier is not None and earlier in step.replies:

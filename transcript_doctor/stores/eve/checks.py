@@ -35,9 +35,10 @@ def _quote(text: str, limit: int = 80) -> str:
 @checker(FORMAT)
 def check_eve(store: EveStore, options: Options) -> Iterator[Finding]:
     yield from _problems(store)
+    has_human = any(turn.human for turn in store.stream.turns)
     for turn in store.stream.turns:
         yield from _markers(store, turn)
-        yield from _filler(store, turn)
+        yield from _filler(store, turn, has_human)
         yield from _non_terminal(store, turn)
         yield from _phantoms(store, turn)
     yield from _rejections(store)
@@ -115,7 +116,7 @@ def _final_reply(turn: Turn) -> Reply | None:
     return None
 
 
-def _filler(store: EveStore, turn: Turn) -> Iterator[Finding]:
+def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Finding]:
     if turn.human:
         return
     reply = _final_reply(turn)
@@ -131,7 +132,7 @@ def _filler(store: EveStore, turn: Turn) -> Iterator[Finding]:
         filler=verdict.kind,
         trigger=turn.trigger,
         inputs=[{"line": i.line, "kind": i.kind} for i in turn.inputs],
-        session_has_human=any(t.human for t in store.stream.turns),
+        session_has_human=session_has_human,
     )
     retry = _retry_evidence(turn, reply)
     evidence["empty_response_retry"] = retry

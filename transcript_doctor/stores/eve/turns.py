@@ -90,8 +90,8 @@ class Step:
     finish_reason: str | None = None
     retry_reason: str | None = None
     error: Failure | None = None
-    partial: dict[str, str] = field(default_factory=dict)  # streamed text not (yet) completed
-    reasoning: str = ""
+    chunks: dict[str, list[str]] = field(default_factory=dict)  # streamed text not (yet) completed
+    reasoning_chunks: list[str] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     shared: bool = False  # one of its lines also holds records of something else
@@ -102,15 +102,28 @@ class Step:
         return max(self.lines) if self.lines else self.line
 
     @property
+    def partial(self) -> dict[str, str]:
+        """Streamed text per reply key that no completion has closed."""
+        return {key: "".join(chunks) for key, chunks in self.chunks.items()}
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_chunks)
+
+    @property
     def streamed_text(self) -> str:
         """Everything this attempt streamed, completed or not."""
         done = "".join(r.streamed or (r.text or "") for r in self.replies)
-        return done + "".join(self.partial.values())
+        return done + "".join("".join(chunks) for chunks in self.chunks.values())
 
     @property
     def vacuous(self) -> bool:
         """Produced nothing: no text, no reasoning, no tool calls."""
-        return not (self.streamed_text or self.reasoning or self.calls)
+        if self.calls or any(self.reasoning_chunks):
+            return False
+        if any(r.streamed or r.text for r in self.replies):
+            return False
+        return not any(any(chunks) for chunks in self.chunks.values())
 
     @property
     def settled(self) -> bool:

@@ -1,0 +1,149 @@
+"""Benchmark the eve reader and the empty-delivery marker matcher.
+
+    python bench/bench_eve.py [--stream-mb 20] [--reply-kb 1000] [--repeat 3]
+
+Prints two tables:
+
+* matcher throughput on long replies (MB/s of UTF-8 text) for the strict and tolerant policies and
+  for `classify` (what the rules call), on ordinary prose and on the adversarial shapes of
+  seed-systems.md B.2 that made the original JavaScript patterns backtrack;
+* stream scan throughput (MB/s of stream file) of a plain `orjson` parse of every line, of the reader
+  (parse + rebuild turns), and of a full scan (reader + every eve rule), on synthetic streams made
+  by repeating the fixture streams of both formats with fresh turn, run, part and event ids.
+
+Times are the best of --repeat runs of wall-clock time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transcript_doctor.core import ScanConfig, check_store  # noqa: E402
+from transcript_doctor.stores.eve.markers import classify, has_marker  # noqa: E402
+from transcript_doctor.stores.eve.reader import read_stream  # noqa: E402
+from transcript_doctor.stores.eve.store import EveStore  # noqa: E402
+
+FIXTURES = ROOT / "fixtures" / "eve"
+_IDS = re.compile(rb'"(turn|run|part|call|evt)_')
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _mbps(nbytes: int, seconds: float) -> str:
+    return f"{nbytes / 1e6 / seconds:10.1f}" if seconds > 0 else "       inf"
+
+
+# ----------------------------------------------------------------------------- matcher
+
+
+def replies(n: int) -> dict[str, str]:
+    prose = "Nightly report: 14,203 requests, p95 212 ms, 3 errors (all 504s from billing). "
+    return {
+        "prose report": (prose * (n // len(prose) + 1))[:n],
+        "prose + marker at end": (prose * (n // len(prose) + 1))[:n] + " <eve-empty-delivery/>",
+        "open tag + spaces": "<eve-empty-delivery" + " " * n,
+        "'< ' + '/ ' runs": "< " + "/ " * (n // 2) + "eve-empty-delivery",
+        "hyphen run in name": "<eve" + "-" * n + "empty-delivery",
+        "repeated name": "<eve" + "empty-delivery" * (n // 14),
+        "two repeated names": "<eve" + "empty-delivery" * (n // 28) + "><eve" + "empty-delivery" * (n // 28),
+        "closed tag, hyphen run": "<eve" + "-" * n + "x>",
+        "spaces before final char": " " * n + "x",
+    }
+
+
+def bench_matcher(n: int, repeat: int) -> None:
+    print(f"\nmarker matcher, replies of ~{n:,} characters (MB/s)")
+    print(f"{'input':28} {'strict':>10} {'tolerant':>10} {'classify':>10}")
+    for name, text in replies(n).items():
+        size = len(text.encode())
+        cols = [
+            _best(lambda: has_marker(text, "strict"), repeat),
+            _best(lambda: has_marker(text, "tolerant"), repeat),
+            _best(lambda: classify(text), repeat),
+        ]
+        print(f"{name:28} " + " ".join(_mbps(size, c) for c in cols))
+
+
+# ----------------------------------------------------------------------------- streams
+
+
+def synthetic_stream(source: Path, target_bytes: int, out: Path) -> int:
+    """Repeat `source` with fresh ids until `out` holds at least `target_bytes`; its size."""
+    lines = source.read_bytes().splitlines()
+    written = 0
+    copy = 0
+    with open(out, "wb") as fh:
+        while written < target_bytes:
+            prefix = f"c{copy}x".encode()
+            for line in lines:
+                data = _IDS.sub(lambda m: b'"' + m.group(1) + b"_" + prefix, line) + b"\n"
+                fh.write(data)
+                written += len(data)
+            copy += 1
+    return written
+
+
+def _orjson_only(path: Path) -> int:
+    count = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                orjson.loads(line)
+                count += 1
+    return count
+
+
+def _full_scan(path: Path) -> int:
+    store = EveStore(path, str(path), read_stream(path))
+    return len(check_store(store, ScanConfig()))
+
+
+def bench_streams(target_mb: float, repeat: int) -> None:
+    print(f"\nstream scan, ~{target_mb:g} MB per stream (MB/s; x = slower than the orjson parse)")
+    print(f"{'stream':32} {'lines':>9} {'orjson':>10} {'reader':>10} {'x':>5} {'scan':>10} {'x':>5}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in sorted(FIXTURES.glob("*.ndjson")):
+            path = Path(tmp) / source.name
+            size = synthetic_stream(source, int(target_mb * 1e6), path)
+            lines = _orjson_only(path)
+            base = _best(lambda: _orjson_only(path), repeat)
+            reader = _best(lambda: read_stream(path), repeat)
+            scan = _best(lambda: _full_scan(path), repeat)
+            print(
+                f"{source.name:32} {lines:9,} {_mbps(size, base)} {_mbps(size, reader)} {reader / base:5.1f}"
+                f" {_mbps(size, scan)} {scan / base:5.1f}"
+            )
+            findings = _full_scan(path)
+            print(f"{'':32} {findings:,} findings")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stream-mb", type=float, default=20.0, help="size of each synthetic stream")
+    parser.add_argument("--reply-kb", type=int, default=1000, help="length of each reply, thousands of chars")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best is kept)")
+    args = parser.parse_args()
+    bench_matcher(args.reply_kb * 1000, args.repeat)
+    bench_streams(args.stream_mb, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
