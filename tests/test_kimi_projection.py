@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import orjson
@@ -487,7 +488,9 @@ def _sendable(msg: dict) -> bool:
 @given(HISTORIES, ENGINE_MODES)
 def test_property_nothing_empty_or_vacuous_is_sent(history, engine_mode):
     engine, strict = engine_mode
+    snapshot = copy.deepcopy(history)
     got = project(history, engine, strict=strict)
+    assert history == snapshot  # the history is never modified
     assert not any(is_empty_assistant(m) for m in got.messages)
     # v2 attaches a result without the vacuous check (a think-only tool output stays), so
     # results are only known to be non-empty

@@ -203,16 +203,23 @@ def repair_adjacency(items: list[Item], synthesize: bool, out: Anomalies) -> lis
 
 
 def merge_assistants(items: list[Item], out: Anomalies) -> list[Item]:
+    """Fold adjacent assistants into one (content and calls concatenated, in order)."""
     result: list[Item] = []
+    own_copy = False  # result[-1] is a merge result this pass built, safe to extend in place
     for item in items:
-        if result and result[-1].role == "assistant" and item.role == "assistant":
-            prev = result[-1]
-            msg = {**prev.msg, "content": prev.content + item.content,
-                   "toolCalls": prev.calls + item.calls}
-            result[-1] = Item(msg, prev.sources + item.sources)
-            out.append(anomaly("consecutive_assistants_merged"))
-        else:
+        prev = result[-1] if result else None
+        if prev is None or prev.role != "assistant" or item.role != "assistant":
             result.append(item)
+            own_copy = False
+            continue
+        if not own_copy:
+            msg = {**prev.msg, "content": list(prev.content), "toolCalls": list(prev.calls)}
+            prev = result[-1] = Item(msg, list(prev.sources))
+            own_copy = True
+        prev.content.extend(item.content)
+        prev.calls.extend(item.calls)
+        prev.sources.extend(item.sources)
+        out.append(anomaly("consecutive_assistants_merged"))
     return result
 
 
