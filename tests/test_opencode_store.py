@@ -7,12 +7,17 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .test_opencode_support import (
     Db, FIXTURES, ZERO_TOKENS, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool,
 )
 from transcript_doctor.model import TdocError
 from transcript_doctor.replay_view import replay_path
+from transcript_doctor.rules.conversation import conversation_findings, simple_make
+from transcript_doctor.stores.opencode.projection import project
+from transcript_doctor.stores.opencode.reader import OcMessage, OcPart
 from transcript_doctor.stores import Options, detect, open_store
 
 
@@ -265,3 +270,32 @@ def test_replay_runs_and_locate(tmp_path: Path) -> None:
     with pytest.raises(TdocError):
         store.replay(Options(session="ses_nope"))
     store.close()
+
+
+# --------------------------------------------------------------------------- invariants
+
+_PART = st.one_of(
+    st.just(step_start()), st.just(step_finish()), st.builds(text, st.sampled_from(["", " ", "hi"])),
+    st.builds(reasoning, st.sampled_from(["", "hm"])),
+    st.builds(tool, st.sampled_from(["pending", "running", "completed", "error", "weird"])),
+)
+_ERROR = st.sampled_from([None, {"name": "APIError", "data": {}}, {"name": "MessageAbortedError", "data": {}}])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(_PART, max_size=8), _ERROR), max_size=8))
+def test_replay_always_answers_every_call_right_after_it(spec: list) -> None:
+    """Whatever state tool parts are in, the request pairs each (uniquely named) call with one result."""
+    messages, n = [], 0
+    for is_user, parts, error in spec:
+        n += 1
+        info = {"role": "user"} if is_user else {"role": "assistant", "parentID": "m0", "error": error}
+        oc = [OcPart(f"p{n}_{i}", f"m{n}", {**p, "callID": f"call_{n}_{i}"}) for i, p in enumerate(parts)]
+        messages.append(OcMessage(f"m{n}", "s", info, oc))
+    projection = project(messages)
+    assert [m.position for m in projection.messages] == sorted(m.position for m in projection.messages)
+    assert {m.position for m in projection.messages} == set(range(len(projection.wire)))
+    assert all(w["content"] for w in projection.wire)  # never an empty request message
+    pairing = {"W103", "W104", "W106", "W107"}
+    found = conversation_findings(projection.messages, make=simple_make("x", "opencode-db"), codes=pairing)
+    assert not list(found)
