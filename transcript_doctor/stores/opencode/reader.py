@@ -222,13 +222,12 @@ class DbReader:
         return session
 
     def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
-        # A part belongs to the message its message_id names; part.session_id (indexed where it
-        # exists) only narrows the read, parts of other sessions' messages are not attached.
-        where = (
-            "session_id = ?" if "session_id" in self.cols[PART_TABLE]
-            else "message_id IN (SELECT id FROM message WHERE session_id = ?)"
+        # A part belongs to the message its message_id names (as OpenCode hydrates it), whatever
+        # its own session_id says; the (message_id, id) index serves this as well as part.session_id.
+        sql = (
+            "SELECT id, message_id, CAST(data AS BLOB) FROM part WHERE message_id IN "
+            "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id"
         )
-        sql = f"SELECT id, message_id, CAST(data AS BLOB) FROM part WHERE {where} ORDER BY message_id, id"
         for pid, mid, raw in self._query(sql, (session.id,)):
             msg = by_id.get(mid)
             if msg is None:
