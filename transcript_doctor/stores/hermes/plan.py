@@ -17,7 +17,7 @@ from typing import Any
 
 from ...model import Edit, Fix
 from ...rules.registry import RULES
-from ...text import excerpt, is_blank
+from ...text import excerpt, is_blank, terminal_safe
 from .content import JSON_PREFIX, encode_content
 
 INTERRUPTED_RESULT = "Tool call interrupted: no result was recorded, its outcome is unknown. (added by tdoc)"
@@ -88,13 +88,28 @@ def default_actions(code: str, row: Any, scan: Any, evidence: dict[str, Any]) ->
 
 
 _SUMMARIES = {
-    "deactivate": "deactivate row {row} (active=0, as Hermes' rewind does)",
     "drop_part": "drop blank part {index} of row {row}",
-    "drop_call": "remove the unanswered/duplicate call {call_id} from row {row}",
+    "drop_call": "remove call {call_id} from row {row}",
     "scrub": "replace NUL bytes and lone surrogates in row {row} with U+FFFD",
-    "insert_result": "append an error result for {call_id} ('interrupted, outcome unknown'; never a success)",
-    "bump_rewind": "count the rewind in sessions.rewind_count",
+    "insert_result": "append an error result for {call_id} after row {row} ('interrupted, outcome unknown', never a success)",
+    "bump_rewind": "count it in sessions.rewind_count",
 }
+
+
+def _rows_phrase(rows: list[Any]) -> str:
+    ids = sorted(rows, key=id_order)
+    if len(ids) > 2 and all(isinstance(i, int) for i in ids) and ids[-1] - ids[0] == len(ids) - 1:
+        return f"rows {ids[0]}-{ids[-1]}"
+    return ("row " if len(ids) == 1 else "rows ") + ", ".join(str(i) for i in ids)
+
+
+def summarize(actions: list[Action]) -> str:
+    deactivated = [a.row for a in actions if a.kind == "deactivate"]
+    parts = []
+    if deactivated:
+        parts.append(f"deactivate {_rows_phrase(deactivated)} (active=0, as Hermes' rewind does)")
+    parts += [_SUMMARIES[a.kind].format(**a.__dict__) for a in actions if a.kind != "deactivate"]
+    return "; ".join(parts)
 
 
 def describe(code: str, actions: list[Action], scan: Any) -> Fix | None:
@@ -102,10 +117,12 @@ def describe(code: str, actions: list[Action], scan: Any) -> Fix | None:
     rule = RULES[code]
     if rule.fix == "none" or not actions:
         return None
-    summary = "; ".join(_SUMMARIES[a.kind].format(**a.__dict__) for a in actions[:4])
-    if len(actions) > 4:
-        summary += f"; … ({len(actions)} actions)"
     changes = compose(actions, {r.id: r for r in scan.rows}, scan.schema, purge=False)
+    summary = summarize(actions)
+    if code == "S301":
+        summary = "rewind the turn so it can be retried: " + summary
+    elif code == "W103" and actions[0].kind == "drop_call":
+        summary += " (Hermes replays by id: no result row can be inserted between existing rows)"
     return Fix(rule.fix, summary, tuple(c.edit() for c in changes))
 
 
@@ -203,7 +220,7 @@ def compose(actions: Iterable[Action], rows: dict[Any, Any], schema: Schema, *, 
             changes.append(_insert_result(a, rows, schema))
     if "rewind_count" in schema.session_columns:
         for sid in sorted(sessions_rewound):
-            changes.append(Change("update", "sessions", sid, {"rewind_count": "+1"}, session=sid))
+            changes.append(Change("update", "sessions", sid, {"rewind_count": "rewind_count + 1"}, session=sid))
     return changes
 
 
@@ -245,8 +262,7 @@ def _literal(value: Any) -> str:
         return "NULL"
     if isinstance(value, (int, float)):
         return repr(value)
-    text = excerpt(str(value), 80).replace("'", "''")
-    return "'" + text.encode("unicode_escape").decode("ascii") + "'"
+    return "'" + terminal_safe(excerpt(str(value), 80)).replace("\n", "\\n").replace("'", "''") + "'"
 
 
 def render(stmts: list[tuple[str, tuple]]) -> str:

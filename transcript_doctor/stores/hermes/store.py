@@ -25,6 +25,7 @@ class HermesDbStore(Store):
     def __init__(self, path: Path, display: str, options: Options | None = None) -> None:
         super().__init__(path, display)
         self._conn: sqlite3.Connection | None = None
+        self._db: Database | None = None
         db = self.database()
         if not is_hermes_schema(self.connection()):
             self.close()
@@ -44,7 +45,9 @@ class HermesDbStore(Store):
         return self._conn
 
     def database(self) -> Database:
-        return Database(self.connection())
+        if self._db is None or self._conn is None:
+            self._db = Database(self.connection())
+        return self._db
 
     def reopen(self) -> HermesDbStore:
         return HermesDbStore(self.path, self.display)
@@ -53,6 +56,7 @@ class HermesDbStore(Store):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+            self._db = None
 
     # ------------------------------------------------------------------ Store API
 
