@@ -339,3 +339,34 @@ def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
     with pytest.raises(TdocError, match="quick_check"):
         store.heal(fixable, HealOptions(mode="in-place"))
     store.close()
+
+
+def test_hostile_column_values_never_crash(tmp_path: Path) -> None:
+    db = build_db(tmp_path / "state.db", 21, [{"id": "h", "messages": [{"role": "user", "content": "q"}]}])
+    with sqlite3.connect(db) as conn:
+        rows = [
+            ("assistant", sqlite3.Binary(b"\xff\xfe blob"), None, 1.0),
+            ("assistant", "\x00json:[broken", None, 2.0),
+            ("assistant", "ok", '{"not": "a list"}', 3.0),
+            ("assistant", "ok", '[1, "x", {"function": 5}]', 4.0),
+            ("tool", 42, None, 5.0),
+        ]
+        conn.executemany("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('h', ?, ?, ?, ?)", rows)
+        conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (7, 'user', 'int session id', 6.0)")
+        conn.execute("INSERT INTO messages (session_id, role, content, tool_call_id, timestamp) "
+                     "VALUES ('h', 'tool', 'r', CAST(x'63eda080' AS TEXT), 7.0)")
+    report = scan([str(db)])
+    assert report.files[0].error is None
+    problems = {(f.code, f.row) for f in report.findings if f.code == "F504"}
+    assert problems == {("F504", 2), ("F504", 3), ("F504", 4)}
+    assert ("W104", 8) in {(f.code, f.row) for f in report.findings}
+    from typer.testing import CliRunner
+
+    from transcript_doctor.cli import app
+
+    cli = CliRunner().invoke(app, ["scan", str(db), "--format", "json"])
+    assert cli.exit_code == 1 and json.loads(cli.stdout)["findings"]
+    store = open_store(db, str(db), Options())
+    for obj in store.replay(Options()):
+        json.dumps(obj)
+    store.close()

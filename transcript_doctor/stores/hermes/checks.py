@@ -16,6 +16,7 @@ from ...text import excerpt
 from . import plan
 from .content import EMPTY_TOOL_RESPONSE_NUDGE, leaked_empty_sentinel, starts_with_sentinel, visible_text_for_sentinel_check
 from .reader import Row
+from .replay import json_safe
 from .resume import Entry, build, turns
 from .scaffolding import find_markers, marker_evidence
 from .thinking import has_content_after_think_block, has_inline_thinking, strip_think_blocks
@@ -46,7 +47,7 @@ class SessionScan:
              evidence: dict[str, Any] | None = None, actions: list[plan.Action] | None = None,
              row: Row | None = None) -> Finding:
         row = row or self._row_of(msg)
-        evidence = dict(evidence or {})
+        evidence = json_safe(dict(evidence or {}))  # ids and text straight from the store
         if self.export and row is not None:
             evidence.setdefault("message_id", row.id)
         if actions is None:

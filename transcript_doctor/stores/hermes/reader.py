@@ -255,6 +255,9 @@ def row_from_values(values: tuple) -> Row:
      token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
      codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = values
     problems: list[str] = []
+    if isinstance(content_raw, bytes):
+        problems.append("content is stored as a BLOB, not TEXT")
+        content_raw = _decode_text(content_raw)
     content = content_raw
     if isinstance(content_raw, str) and content_raw.startswith("\x00"):
         content, err = decode_content(content_raw)

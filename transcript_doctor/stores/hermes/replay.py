@@ -17,6 +17,8 @@ def json_safe(value: Any) -> Any:
             return value
         except UnicodeEncodeError:
             return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+    if isinstance(value, bytes):
+        return json_safe(value.decode("utf-8", "replace"))
     if isinstance(value, list):
         return [json_safe(v) for v in value]
     if isinstance(value, dict):
