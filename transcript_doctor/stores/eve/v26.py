@@ -29,7 +29,7 @@ EVENT_TYPES = frozenset(
 class V26Decoder:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
-        self._seen: set[int] = set()
+        self._seen: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "session.started": self._session_started,
             "turn.started": lambda d: self.b.start_turn(opt_str(d.get("turnId")), d.get("trigger")),
@@ -66,11 +66,10 @@ class V26Decoder:
         meta = event.get("meta")
         event_id = meta.get("id") if isinstance(meta, dict) else None
         if isinstance(event_id, str):
-            key = hash(event_id)
-            if key in self._seen:
+            if event_id in self._seen:
                 self.b.stream.duplicates += 1
                 return None
-            self._seen.add(key)
+            self._seen.add(event_id)
         handler = self._handlers.get(kind)
         if handler is None:
             self._step_scoped(data)
