@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,18 @@ def test_output_mode_leaves_the_original_alone(tmp_path: Path) -> None:
     assert "W101" not in {f.code for f in scan(out)}
     with pytest.raises(TdocError):
         _heal(path, mode="output", output=out)  # never overwrites
+
+
+def test_a_refused_output_heal_leaves_no_copy_behind(tmp_path: Path) -> None:
+    path = copy_fixture_db(tmp_path)
+    store = open_store(path, str(path), Options())
+    (w101,) = [f for f in check_store(store, ScanConfig()) if f.code == "W101"]
+    forged = replace(w101, fix=replace(w101.fix, edits=w101.fix.edits[1:]))  # not what the rows call for
+    out = tmp_path / "healed.db"
+    with pytest.raises(RefusedError):
+        store.heal([forged], HealOptions(mode="output", output=out))
+    store.close()
+    assert not out.exists()
 
 
 def test_a_locked_database_is_refused_with_exit_3(tmp_path: Path) -> None:

@@ -145,8 +145,13 @@ def heal_db(store: Any, findings: list[Finding], options: HealOptions) -> HealRe
     if options.mode == "output":
         target = _copy_database(store, options.output)
     backup = options.backup and options.mode == "in-place"
-    made = heal_database(target, [], backup=backup, backup_dir=options.backup_dir,
-                         after=lambda conn: _apply(conn, store, plan))
+    try:
+        made = heal_database(target, [], backup=backup, backup_dir=options.backup_dir,
+                             after=lambda conn: _apply(conn, store, plan))
+    except BaseException:
+        if options.mode == "output":
+            target.unlink(missing_ok=True)  # never leave a half-healed copy behind
+        raise
     result.written = True
     result.backup = str(made) if made else None
     result.output = str(target) if options.mode == "output" else None
@@ -174,7 +179,7 @@ def _copy_database(store: Any, output: Path | None) -> Path:
         raise TdocError("--output needs a path")
     if output.exists():
         raise TdocError(f"{output}: already exists; choose a new path")
-    backup_database(store.conn, output, Path(store.path).stat().st_mode & 0o777)
+    backup_database(store.conn, output, (Path(store.path).stat().st_mode & 0o777) | 0o200)
     return output
 
 
