@@ -190,3 +190,21 @@ def test_a_main_script_read_from_stdin_keeps_the_scan_in_process(monkeypatch):
     monkeypatch.setitem(sys.modules, "__main__", fake)
     many = [(Path(f"{i}"), str(i)) for i in range(50)]
     assert parallel.workers_for(many, 4, [0] * 50) == 1
+
+
+def test_with_other_threads_alive_workers_come_from_a_fork_server(inputs, reports, monkeypatch):
+    """A progress bar runs a thread; forking then is unsafe, and the result must not change."""
+    import threading
+
+    monkeypatch.chdir(ROOT)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, daemon=True)
+    thread.start()
+    try:
+        assert parallel._context().get_start_method() in ("forkserver", "spawn")
+        pooled = scan(inputs, ScanConfig(jobs=2))
+    finally:
+        stop.set()
+        thread.join()
+    assert pooled.as_dict() == reports[0].as_dict()
+    assert parallel._context().get_start_method() == "fork"

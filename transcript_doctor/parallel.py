@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -249,13 +250,21 @@ def _scan_chunk(chunk: list[Input], config: ScanConfig) -> list[FileResult]:
 
 
 def _executor(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """`fork` while this process has a single thread (cheapest: workers inherit everything loaded);
+    with other threads alive (a progress bar) forking is unsafe, so a fork server that has
+    imported tdoc once, or `spawn` where there is none."""
     methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(_preload_modules())
-    else:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker)
+        return context
+    return multiprocessing.get_context("spawn")
 
 
 def _preload_modules() -> list[str]:
