@@ -254,11 +254,11 @@ def _executor(workers: int) -> ProcessPoolExecutor:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """`fork` while this process has a single thread (cheapest: workers inherit everything loaded);
-    with other threads alive (a progress bar) forking is unsafe, so a fork server that has
-    imported tdoc once, or `spawn` where there is none."""
+    """On Linux, `fork` while this process has a single thread (cheapest: workers inherit everything
+    loaded). With other threads alive (a progress bar) forking is unsafe: then a fork server that
+    has imported tdoc once, or `spawn` where there is none (and on macOS, where fork is unsafe)."""
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
