@@ -127,11 +127,11 @@ def test_heal_is_idempotent_and_leaves_nothing_safe_to_fix(data: bytes) -> None:
         assert again == healed, "a second heal changed the healed journal"
         store = KimiStore(state2.path, "x", [Session(None, None, replay_stream(state2.path, io.BytesIO(healed)))],
                           readonly=False)
-        plan = plan_heal(store.sessions[0].replay, [])
         left = [f for f in check_store(store, ScanConfig()) if allowed(f, HealOptions())]
         skipped = {s["step"] for s in plan_heal(state2, left).skipped} if left else set()
-        assert all(f.evidence.get("step") in skipped for f in left), [f.code for f in left]
-        del plan
+        for f in left:  # only what the heal itself declared it could not fix safely
+            steps = set(f.evidence.get("dropped_steps") or [f.evidence.get("step")])
+            assert steps & skipped, (f.code, f.message)
     finally:
         state2.path.unlink()
 
@@ -140,7 +140,8 @@ def test_heal_is_idempotent_and_leaves_nothing_safe_to_fix(data: bytes) -> None:
 @given(op_sequences(failed=False, undo=False))
 def test_after_heal_engines_agree_when_vacuous_steps_were_the_only_divergence(sequence: list) -> None:
     reference = replay(build([op for op in sequence if not is_vacuous_step(op)]).bytes())
-    if reference.crash or unpartial(reference.v1.history) != unpartial(reference.v2.history):
+    if (reference.crash or unpartial(reference.v1.history) != unpartial(reference.v2.history)
+            or any(lc.v1_branch != "tail" for lc in reference.legacy)):
         return  # the engines diverge for other reasons (reference §10 F): no promise to keep
     healed, state, _ = heal_once(build(sequence).bytes())
     state.path.unlink()

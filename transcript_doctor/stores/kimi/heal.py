@@ -5,7 +5,9 @@ A plan is acceptable only if the healed journal replays, under v1, to the origin
 minus the removed step assistants, and under v2 to that same history (or to the original v2
 history minus the removed steps, where the engines already diverged for other reasons). Steps
 whose removal fails that check are tried once more with their `step.begin` replaced by the
-explicit interrupted results it implied, and otherwise kept and reported.
+explicit interrupted results it implied, then replaced by an empty appended assistant (a record
+both engines keep and every projection drops silently, so no count shifts), and otherwise kept
+and reported.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..base import HealOptions, HealResult
 from .messages import INTERRUPTED_TEXT, public
 from .plan import count_edit, new_count, read_line, step_delete_edits
 from .replay import KimiReplay, replay_stream
+from .vacuous import is_vacuous_content
 
 STEP_CODES = ("W101", "C203", "C201")
 MAX_TRIES = 200
@@ -33,6 +36,7 @@ MAX_TRIES = 200
 class KimiPlan:
     removed: list[Any] = field(default_factory=list)  # step uuids, file order
     replaced_begin: dict[Any, bytes] = field(default_factory=dict)  # uuid -> replacement for its step.begin
+    tombstoned: list[Any] = field(default_factory=list)  # steps replaced by an empty appended assistant
     other: list[Edit] = field(default_factory=list)  # torn tail, unknown step events, ...
     skipped: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -40,6 +44,10 @@ class KimiPlan:
     def edits(self, state: KimiReplay) -> list[Edit]:
         out: list[Edit] = list(self.other)
         gone = set(self.removed)
+        for uuid in self.tombstoned:
+            step = state.steps.steps[uuid]
+            out.append(Edit("replace", line=step.begin, text=_tombstone(state, step).decode()))
+            out.extend(Edit("delete", line=n) for n in step.lines if n != step.begin)
         for uuid in self.removed:
             step = state.steps.steps[uuid]
             if uuid in self.replaced_begin:
@@ -101,6 +109,10 @@ def _greedy(state: KimiReplay, plan: KimiPlan, candidates: list[Any]) -> None:
                 continue
             del plan.replaced_begin[uuid]
         plan.removed.pop()
+        plan.tombstoned.append(uuid)
+        if _verify(state, plan):
+            continue
+        plan.tombstoned.pop()
         plan.skipped.append(_skip(state, uuid, "removing it would change what an engine replays (§9: branch flip, "
                                   "pending-call close or failed-step settle); kept"))
 
@@ -129,6 +141,20 @@ def _begin_replacement(state: KimiReplay, uuid: Any) -> bytes | None:
     return b"\n".join(lines)
 
 
+def _tombstone(state: KimiReplay, step: Any) -> bytes:
+    """An empty assistant appended in the step's place: both engines keep it (so every count
+    that indexes the history stays right) and every projection, pre-fix builds included,
+    drops an assistant with no content and no calls without sending it."""
+    original = orjson.loads(read_line(state, step.begin_offset or 0))
+    record: dict[str, Any] = {"type": "context.append_message"}
+    if "agentId" in original:
+        record["agentId"] = original["agentId"]
+    record["message"] = {"role": "assistant", "content": [], "toolCalls": []}
+    if "time" in original:
+        record["time"] = original["time"]
+    return orjson.dumps(record)
+
+
 def _turn_clock(state: KimiReplay, plan: KimiPlan) -> None:
     top = state.steps.max_turn_steps
     if top and top <= set(plan.removed):
@@ -149,22 +175,42 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
     healed = replay_stream(state.path, io.BytesIO(healed_bytes(state, plan)), full=False)
-    return accepts(state, healed, set(plan.removed))
+    return accepts(state, healed, set(plan.removed), set(plan.tombstoned))
 
 
-def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any]) -> bool:
+def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombstoned: set[Any] = frozenset()) -> bool:
+    """Healed v1 = original v1 minus removed steps (tombstoned ones emptied); v2 agrees with it,
+    or (where the engines already diverged otherwise) with the original v2 minus removed steps."""
     if healed.crash.keys() - original.crash.keys():
         return False
     if len(healed.v1.unknown_step_lines) > len(original.v1.unknown_step_lines):
         return False
-    want_v1 = [public(m) for m in original.v1.history if not _removed(m, removed)]
+    want_v1 = [_emptied(m) if _removed(m, tombstoned) else public(m)
+               for m in original.v1.history if not _removed(m, removed)]
     if "v1" not in original.crash and [public(m) for m in healed.v1.history] != want_v1:
         return False
     if "v2" in original.crash:
         return True
     got_v2 = [public(m) for m in healed.v2.history]
-    same_as_v2 = got_v2 == [public(m) for m in original.v2.history if not _removed(m, removed)]
-    return same_as_v2 or [_unpartial(m) for m in got_v2] == [_unpartial(m) for m in want_v1]
+    if not tombstoned and got_v2 == [public(m) for m in original.v2.history if not _removed(m, removed)]:
+        return True
+    # v2 drops (or hides as partial) every vacuous step: leave those out of the comparison, so
+    # steps a later round of the plan will still handle do not count against this one.
+    return _without_vacuous_steps(got_v2, healed.v2.history) == _without_vacuous_steps(
+        want_v1, [m for m in original.v1.history if not _removed(m, removed)])
+
+
+def _without_vacuous_steps(public_msgs: list[dict[str, Any]], source: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [_unpartial(p) for p, m in zip(public_msgs, source) if not _is_vacuous_step(m)]
+
+
+def _is_vacuous_step(m: dict[str, Any]) -> bool:
+    src = m.get("_src") or ()
+    return bool(src) and src[0] == "step" and not m.get("toolCalls") and is_vacuous_content(m.get("content") or [])
+
+
+def _emptied(m: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": [], "toolCalls": []}
 
 
 def _removed(m: dict[str, Any], removed: set[Any]) -> bool:
@@ -191,7 +237,8 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
     skipped_steps = {s["step"] for s in plan.skipped}
     result.applied = [f for f in findings if f.fix and not _only_skipped(state, f, skipped_steps)]
     result.changed = bool(edits)
-    result.extra = {"removed_steps": plan.removed, "compaction_changes": plan.compaction_changes(state)}
+    result.extra = {"removed_steps": plan.removed, "tombstoned_steps": plan.tombstoned,
+                    "compaction_changes": plan.compaction_changes(state)}
     if result.changed:
         write_healed(store, state, LinePlan.from_edits(edits), options, result)
     return result

@@ -1,0 +1,219 @@
+"""`tdoc heal` on kimi journals: the reference heal cases, write safety, refusals, fault injection."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from transcript_doctor.cli import app
+from transcript_doctor.core import ScanConfig, check_store
+from transcript_doctor.healing import allowed
+from transcript_doctor.schema import errors as schema_errors
+from transcript_doctor.stores import HealOptions, Options, open_store
+from transcript_doctor.stores.kimi import heal_write
+from transcript_doctor.stores.kimi.heal import healed_bytes, plan_heal
+from transcript_doctor.stores.kimi.replay import replay_object, replay_stream
+
+from . import compare
+from .builders import Journal, seed_case, text, think
+
+HEAL = Path(__file__).resolve().parents[2] / "fixtures" / "kimi-code" / "heal"
+CASES = sorted(p.stem for p in HEAL.glob("heal-*.jsonl"))
+runner = CliRunner()
+
+
+def writable_copy(src: Path, dst: Path) -> Path:
+    shutil.copyfile(src, dst)
+    os.chmod(dst, 0o644)
+    return dst
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_reference_heal_case(case: str, tmp_path: Path) -> None:
+    path = writable_copy(HEAL / f"{case}.jsonl", tmp_path / "wire.jsonl")
+    meta = orjson.loads((HEAL / f"{case}.meta.json").read_bytes())
+    store = open_store(path, str(path), Options())
+    state = store.sessions[0].replay
+    plan = plan_heal(state, [f for f in check_store(store, ScanConfig()) if allowed(f, HealOptions())])
+    assert plan.skipped == []
+    assert sorted(map(str, plan.removed)) == sorted(meta["removed_steps"])
+    assert plan.compaction_changes(state) == meta["compaction_changes"]
+    healed = replay_stream(path, io.BytesIO(healed_bytes(state, plan)))
+    for engine in ("v1", "v2"):
+        expected = orjson.loads((HEAL / f"{case}.healed.{engine}.json").read_bytes())
+        got = replay_object(healed, engine)
+        assert compare.messages(got["history"]) == compare.messages(expected["history"]), engine
+        assert compare.messages(got["projection"]) == compare.messages(expected["projection"]), engine
+        assert got["transcript"]["foldedLength"] == expected["transcript"]["foldedLength"], engine
+    # and through the command: in place, then again (idempotent)
+    assert runner.invoke(app, ["heal", "--in-place", str(path)]).exit_code == 0
+    before = path.read_bytes()
+    result = runner.invoke(app, ["heal", "--in-place", str(path)])
+    assert result.exit_code == 0 and path.read_bytes() == before
+
+
+def test_dry_run_diff_and_exit_codes(tmp_path: Path) -> None:
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    result = runner.invoke(app, ["heal", str(path), "--diff"])
+    assert result.exit_code == 1 and path.read_bytes() == original
+    assert '-{"type":"context.apply_compaction"' in result.stdout and '"compactedCount":1' in result.stdout
+    clean = Journal().user("u1").step("a", [text("fine")]).write(tmp_path / "clean.jsonl")
+    assert runner.invoke(app, ["heal", str(clean)]).exit_code == 0
+
+
+def test_in_place_backup_mode_and_untouched_lines(tmp_path: Path) -> None:
+    journal = seed_case()
+    path = journal.write(tmp_path / "wire.jsonl")
+    os.chmod(path, 0o640)
+    original_lines = path.read_bytes().splitlines(keepends=True)
+    result = runner.invoke(app, ["heal", "--in-place", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert schema_errors("heal", doc) == []
+    backup = Path(doc["results"][0]["backup"])
+    assert backup.read_bytes() == b"".join(original_lines)
+    assert (path.stat().st_mode & 0o777) == 0o640 == (backup.stat().st_mode & 0o777)
+    healed = path.read_bytes().splitlines(keepends=True)
+    assert healed == [original_lines[i] for i in (0, 1, 5)] + [healed[3]]
+    assert orjson.loads(healed[3])["compactedCount"] == 1
+    assert runner.invoke(app, ["scan", str(path)]).exit_code == 0
+
+
+def test_backup_dir_output_and_no_backup(tmp_path: Path) -> None:
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    out = tmp_path / "healed.jsonl"
+    assert runner.invoke(app, ["heal", str(path), "--output", str(out)]).exit_code == 0
+    assert path.read_bytes() == original and out.read_bytes() != original
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    assert runner.invoke(app, ["heal", "--in-place", str(path), "--backup-dir", str(backups)]).exit_code == 0
+    assert [p.read_bytes() for p in backups.iterdir()] == [original]
+    other = seed_case().write(tmp_path / "other.jsonl")
+    assert runner.invoke(app, ["heal", "--in-place", "--no-backup", str(other)]).exit_code == 0
+    assert not list(tmp_path.glob("other.jsonl.tdoc-backup-*"))
+
+
+@pytest.mark.parametrize("problem", ["read-only", "symlink", "missing-backup-dir"])
+def test_refusals_leave_the_file_untouched(tmp_path: Path, problem: str) -> None:
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    target = path
+    extra: list[str] = []
+    if problem == "read-only":
+        os.chmod(path, 0o444)
+    elif problem == "symlink":
+        target = tmp_path / "link.jsonl"
+        target.symlink_to(path)
+    else:
+        extra = ["--backup-dir", str(tmp_path / "nope")]
+    result = runner.invoke(app, ["heal", "--in-place", str(target), *extra])
+    assert result.exit_code == 2
+    assert path.read_bytes() == original
+    assert not list(tmp_path.glob("*.tdoc-backup-*"))
+    message = result.output.lower()
+    assert {"read-only": "read-only", "symlink": "symbolic link", "missing-backup-dir": "does not exist"}[problem] in message
+
+
+def test_file_modified_during_heal_is_refused_with_exit_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    real_backup = heal_write.make_backup
+
+    def backup_then_append(src: Path, dest: Path, mode: int) -> Path:
+        made = real_backup(src, dest, mode)
+        with open(src, "ab") as fh:  # another writer appends while tdoc works
+            fh.write(Journal(version=None).user("late").bytes())
+        return made
+
+    monkeypatch.setattr(heal_write, "make_backup", backup_then_append)
+    modified = None
+    result = runner.invoke(app, ["heal", "--in-place", str(path)])
+    modified = path.read_bytes()
+    assert result.exit_code == 3
+    assert modified.endswith(Journal(version=None).user("late").bytes())  # the other writer's bytes survive
+    assert "changed while tdoc was working" in result.output
+    assert not list(tmp_path.glob("*.tdoc-backup-*"))
+
+
+def test_surviving_finding_restores_the_backup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+
+    def broken_writer(src, dst, plan) -> int:  # a writer bug: writes the input back unchanged
+        shutil.copyfileobj(src, dst)
+        return 0
+
+    monkeypatch.setattr(heal_write, "apply_lines", broken_writer)
+    result = runner.invoke(app, ["heal", "--in-place", str(path)])
+    assert result.exit_code == 2 and "restored" in result.output
+    assert path.read_bytes() == original
+
+
+# --------------------------------------------------------------------------- fault injection
+
+
+def _big_journal(path: Path) -> None:
+    journal = Journal()
+    for turn in range(3000):
+        journal.user(f"prompt {turn} " + "x" * 300)
+        if turn % 7 == 0:
+            journal.step(f"v{turn}", [think()], finish="filtered", turn=str(turn + 1))
+        journal.step(f"s{turn}", [think("plan " * 40, encrypted="sig"), text("answer " * 60)], turn=str(turn + 1))
+        if turn % 500 == 499:
+            journal.legacy_compaction(len(journal.records) // 3)
+    journal.write(path)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_sigkill_during_in_place_heal_never_leaves_a_partial_file(tmp_path: Path) -> None:
+    master = tmp_path / "master.jsonl"
+    _big_journal(master)
+    reference = tmp_path / "reference.jsonl"
+    shutil.copyfile(master, reference)
+    done = subprocess.run([sys.executable, "-m", "transcript_doctor", "heal", "--in-place", str(reference)],
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    healed_digest = _digest(reference.read_bytes())
+    original = master.read_bytes()
+    assert healed_digest != _digest(original)
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-m", "transcript_doctor", "heal", "--in-place",
+                    str(writable_copy(master, tmp_path / "timing.jsonl"))], capture_output=True, timeout=300)
+    duration = time.monotonic() - start
+    outcomes = set()
+    for i in range(12):
+        work = tmp_path / f"run{i}"
+        work.mkdir()
+        target = writable_copy(master, work / "wire.jsonl")
+        proc = subprocess.Popen([sys.executable, "-m", "transcript_doctor", "heal", "--in-place", str(target)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(duration * (0.2 + 0.75 * i / 11))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        now = _digest(target.read_bytes())
+        assert now in (_digest(original), healed_digest), f"partial file after kill {i}"
+        backups = list(work.glob("wire.jsonl.tdoc-backup-*"))
+        if now == healed_digest:
+            assert len(backups) == 1 and backups[0].read_bytes() == original
+            outcomes.add("healed")
+        else:
+            for b in backups:  # a backup that exists is complete
+                assert b.read_bytes() == original
+            outcomes.add("original")
+    assert outcomes, "no run observed"
