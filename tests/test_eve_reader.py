@@ -6,11 +6,17 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.model import TdocError
 from transcript_doctor.stores import Options, detect
 from transcript_doctor.stores.eve.reader import read_stream, sniff
+from transcript_doctor.stores.eve.v26 import EVENT_TYPES
+from transcript_doctor.stores.eve.v27 import FACT_TYPES
 from transcript_doctor.stores.eve.replay import history, replay
+from transcript_doctor.stores.eve.store import EveStore
 
 try:  # tests/ imported as a package, or as a plain directory on sys.path
     from .test_eve_fixtures import V26, V27, scan
@@ -339,3 +345,45 @@ def test_many_appends_to_one_reply_read_in_linear_time(tmp_path: Path) -> None:
     # Appending to a growing string or scanning the step's line list would make this ~16x.
     growth = (_cpu(lambda: read_stream(large)) + 1e-3) / (_cpu(lambda: read_stream(small)) + 1e-3)
     assert growth < 10.0, f"4x the appends took {growth:.1f}x the time"
+
+
+# ----------------------------------------------------------------------------- hostile input
+
+_ANY = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+_FIELDS = ["turnId", "stepIndex", "sequence", "message", "messageDelta", "finishReason", "actions", "callId",
+           "code", "error", "kind", "trigger", "runId", "partId", "phase", "value", "outcome", "reply", "delta"]  # fmt: skip
+_DATA = st.dictionaries(st.sampled_from(_FIELDS), _ANY | st.sampled_from(["t0", "t1", 0, 1, "r1", "p1"]), max_size=6)
+_V26_EVENT = st.builds(
+    lambda t, d, i: {"type": t, "data": d, "meta": {"id": i}},
+    st.sampled_from(sorted(EVENT_TYPES)),
+    _DATA | _ANY,
+    st.sampled_from(["e1", "e2", "e3", None, 7]),
+)
+_V27_FACT = st.builds(
+    lambda t, d, s: {"type": t, "data": d, "scope": s},
+    st.sampled_from(sorted(FACT_TYPES)),
+    _DATA | _ANY,
+    st.fixed_dictionaries({}, optional={"turnId": st.sampled_from(["t0", "t1", 3]), "runId": st.sampled_from(["r1", "r2", None])}),
+)
+_V27_RECORD = st.one_of(
+    st.builds(lambda f: {"at": "2026", "facts": f}, st.lists(_V27_FACT | _ANY, max_size=3) | _ANY),
+    st.builds(lambda f: {"progress": f}, _V27_FACT),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_V26_EVENT, min_size=1, max_size=12) | st.lists(_V27_RECORD, min_size=1, max_size=12))
+def test_hostile_records_never_crash_the_reader_or_the_rules(tmp_path: Path, records: list) -> None:
+    path = tmp_path / "fuzz.ndjson"
+    path.write_bytes(b"\n".join(orjson.dumps(r) for r in records) + b"\n")
+    try:
+        stream = read_stream(path)
+    except TdocError:
+        return
+    orjson.dumps(replay(stream, "fuzz"))
+    for f in check_store(EveStore(path, "fuzz", stream), ScanConfig()):
+        assert f.code in {"S302", "S303", "S306", "T403", "C203", "E601", "F501", "F502", "F504"}

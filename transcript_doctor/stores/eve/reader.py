@@ -68,8 +68,7 @@ def _known(record: Any) -> bool:
         return record["type"] in EVENT_TYPES
     if shape == V27:
         facts = record.get("facts") if "facts" in record else [record.get("progress")]
-        first = facts[0] if isinstance(facts, list) and facts else None
-        return isinstance(first, dict) and first.get("type") in FACT_TYPES
+        return isinstance(facts, list) and any(isinstance(f, dict) and f.get("type") in FACT_TYPES for f in facts)
     return False
 
 
