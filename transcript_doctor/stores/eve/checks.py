@@ -156,9 +156,17 @@ def _trigger_label(turn: Turn) -> str:
     return f"started by {', '.join(kinds)}" if kinds else "no human message"
 
 
+def _step_of(turn: Turn, reply: Reply) -> Step | None:
+    """The attempt that completed `reply`."""
+    for step in turn.steps:
+        if any(r is reply for r in step.replies):
+            return step
+    return None
+
+
 def _retry_evidence(turn: Turn, reply: Reply) -> dict[str, Any]:
     """What the stream shows of an empty reply retried before this one (v27 shows most)."""
-    step = turn.last_step(reply.step)
+    step = _step_of(turn, reply)
     out: dict[str, Any] = {"retry_reason": step.retry_reason if step else None, "empty_line": None}
     for other in turn.steps:
         if other.line >= reply.line or other is step:
@@ -190,7 +198,7 @@ def _non_terminal(store: EveStore, turn: Turn) -> Iterator[Finding]:
 
 
 def _non_terminal_reason(turn: Turn, reply: Reply) -> str | None:
-    step = turn.last_step(reply.step)
+    step = _step_of(turn, reply)
     if reply.phase == "narration":
         return "it is narration before tool activity and no reply followed"
     finish = reply.finish_reason or (step.finish_reason if step else None)
