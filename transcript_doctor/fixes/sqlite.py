@@ -32,10 +32,10 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     """A read-only connection that never writes to the database or its directory."""
     if not path.is_file():
         raise TdocError(f"{path}: no such file")
-    directory_writable = os.access(path.parent, os.W_OK)
-    has_wal = Path(f"{path}-wal").exists()
     params = {"mode": "ro"}
-    if not directory_writable and not has_wal:
+    if not Path(f"{path}-wal").exists() and (_is_wal_mode(path) or not _dir_writable(path.parent)):
+        # Without a live writer there is nothing to coordinate with, and a read-only WAL open
+        # would otherwise create -wal/-shm files beside the database.
         params["immutable"] = "1"
     try:
         conn = sqlite3.connect(_uri(path, **params), uri=True, timeout=5.0)
@@ -44,6 +44,25 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise TdocError(f"{path}: not a readable SQLite database ({exc})") from None
     return conn
+
+
+def _is_wal_mode(path: Path) -> bool:
+    """Header bytes 18-19 are 2 for a database in WAL mode."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return False
+    return header.startswith(SQLITE_MAGIC) and header[18:20] == b"\x02\x02"
+
+
+def _dir_writable(directory: Path) -> bool:
+    """Whether files can be created in `directory` (mode bits too: root passes os.access)."""
+    try:
+        st = directory.stat()
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK) and bool(st.st_mode & 0o222)
 
 
 def tables(conn: sqlite3.Connection) -> set[str]:
@@ -97,7 +116,7 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 @contextmanager
-def write_transaction(path: Path) -> Iterator[sqlite3.Connection]:
+def write_transaction(path: Path, foreign_keys: bool = False) -> Iterator[sqlite3.Connection]:
     """`BEGIN IMMEDIATE` on `path`; exit 3 if another connection holds a lock.
 
     Commits only if the body returns and `quick_check` passes; otherwise rolls back.
@@ -105,6 +124,8 @@ def write_transaction(path: Path) -> Iterator[sqlite3.Connection]:
     if not os.access(path, os.W_OK):
         raise TdocError(f"{path}: not writable")
     conn = sqlite3.connect(str(path), timeout=0, isolation_level=None)
+    if foreign_keys:
+        conn.execute("PRAGMA foreign_keys=ON")  # must be set outside a transaction
     try:
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -137,13 +158,28 @@ def heal_database(
     backup: bool,
     backup_dir: Path | None,
     after: Callable[[sqlite3.Connection], None] | None = None,
+    foreign_keys: bool = False,
 ) -> Path | None:
     """Back up, then run `statements` (SQL, params) in one immediate transaction.
 
-    `after(conn)` runs inside the transaction (e.g. recompute counters). Returns the backup path.
+    `after(conn)` runs inside the transaction (e.g. recompute counters). Returns the backup path;
+    if the transaction rolls back, the backup (of an unchanged database) is removed again.
     """
-    backup_path = None
-    with write_transaction(path) as conn:
+    backup_path: Path | None = None
+    try:
+        _run_heal(path, statements, backup, backup_dir, after, foreign_keys, holder := [])
+    except BaseException:
+        for made in holder:
+            made.unlink(missing_ok=True)
+        raise
+    if holder:
+        backup_path = holder[0]
+    return backup_path
+
+
+def _run_heal(path: Path, statements: list[tuple[str, tuple]], backup: bool, backup_dir: Path | None,
+              after: Callable[[sqlite3.Connection], None] | None, foreign_keys: bool, holder: list[Path]) -> None:
+    with write_transaction(path, foreign_keys) as conn:
         if backup:
             # Our RESERVED lock keeps other writers out, so a second (reading) connection copies
             # exactly the state the statements will modify. (The backup API cannot read through
@@ -151,11 +187,10 @@ def heal_database(
             reader = sqlite3.connect(str(path), timeout=5.0)
             try:
                 dest = default_backup_path(path, backup_dir)
-                backup_path = backup_database(reader, dest, path.stat().st_mode & 0o777)
+                holder.append(backup_database(reader, dest, path.stat().st_mode & 0o777))
             finally:
                 reader.close()
         for sql, params in statements:
             conn.execute(sql, params)
         if after:
             after(conn)
-    return backup_path
