@@ -256,3 +256,28 @@ def test_cli_with_store_prints_the_record():
     res = runner.invoke(app, ["explain", "--error", REAL_ERRORS[23][0].replace("105", "4"), str(C03)])
     assert res.exit_code == 0
     assert f"{C03}:13-16" in res.stdout
+
+
+@needs_kimi_locate
+def test_mapping_status(tmp_path):
+    path = str(_journal(tmp_path))
+    assert diagnose_error(REAL_ERRORS[23][0].replace("105", "1"), path)["mapping"] == "mapped"
+    assert diagnose_error(REAL_ERRORS[23][0], path)["mapping"] == "no-message-at-index"
+    assert diagnose_error("messages: text content blocks must be non-empty", path)["mapping"] == "no-index"
+    assert diagnose_error("messages: text content blocks must be non-empty")["mapping"] is None
+
+
+def test_store_kind_without_locate_says_so(tmp_path, monkeypatch):
+    from transcript_doctor.stores.base import Store
+
+    class Plain(Store):
+        format = "plain"
+        session_count = 1
+        record_count = 1
+
+        def replay(self, options):
+            return {}
+
+    monkeypatch.setattr("transcript_doctor.stores.open_store", lambda *a, **k: Plain(tmp_path, "x"))
+    result = diagnose_error(REAL_ERRORS[23][0], "x")
+    assert (result["mapping"], result["record"]) == ("not-supported", None)

@@ -86,13 +86,14 @@ def diagnose_error(text: str, path: str | None = None, session: str | None = Non
         "content_index": None,
         "role": None,
         "path": path,
+        "mapping": None,
         "record": None,
         "findings": [],
     }
     if match is not None:
         result.update(_describe(match))
         if path is not None:
-            result["record"], result["findings"] = _map_to_store(match, path, session)
+            result.update(_map_to_store(match, path, session))
     return result
 
 
@@ -115,18 +116,26 @@ def _describe(match: RejectionMatch) -> dict[str, Any]:
     }
 
 
-def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> tuple[Any, list[dict[str, Any]]]:
+def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict[str, Any]:
+    """`mapping` (mapped | no-message-at-index | not-supported | no-index), `record`, `findings`."""
     from .core import ScanConfig, check_store
-    from .stores import Options, open_store
+    from .stores import Options, Store, open_store
 
     store = open_store(Path(path), path, Options(session=session))
     try:
-        record = _locate(store, match, session)
+        supported = type(store).locate is not Store.locate
+        record = _locate(store, match, session) if supported else None
         codes = [match.pattern.rule, *match.pattern.related]
         findings = check_store(store, ScanConfig(select=codes), set(codes))
     finally:
         store.close()
-    return record, [f.as_dict() for f in _nearest_first(findings, record)]
+    if match.position is None:
+        mapping = "no-index"
+    elif not supported:
+        mapping = "not-supported"
+    else:
+        mapping = "mapped" if record else "no-message-at-index"
+    return {"mapping": mapping, "record": record, "findings": [f.as_dict() for f in _nearest_first(findings, record)]}
 
 
 def _locate(store: Any, match: RejectionMatch, session: str | None) -> dict[str, Any] | None:
@@ -213,13 +222,15 @@ def _index(result: dict[str, Any]) -> str:
 
 
 def _render_store(console: Console, result: dict[str, Any]) -> None:
-    record = result["record"]
-    if result["position"] is None:
-        console.print(_row("record", "the error names no index; see the findings below"))
-    elif record is None:
-        console.print(_row("record", f"{result['path']} has no message at that index in its projection"))
+    notes = {
+        "no-index": "the error names no index; see the findings below",
+        "not-supported": f"{result['path']}: this store kind cannot map request indexes back yet",
+        "no-message-at-index": f"{result['path']} has no message at that index in its projection",
+    }
+    if result["mapping"] == "mapped":
+        console.print(_row("record", _where(result["path"], result["record"])))
     else:
-        console.print(_row("record", _where(result["path"], record)))
+        console.print(_row("record", notes[result["mapping"]]))
     for f in result["findings"][:MAX_LISTED_FINDINGS]:
         loc = f["location"]
         where = _where(f["path"], {**loc, "session": f["session"]})
