@@ -138,7 +138,8 @@ class V26Decoder:
 
     def _actions(self, data: dict[str, Any]) -> None:
         step = self._step(data)
-        for action in data.get("actions") or ():
+        actions = data.get("actions")
+        for action in actions if isinstance(actions, list) else ():
             if isinstance(action, dict) and isinstance(action.get("callId"), str):
                 name = opt_str(action.get("toolName")) or ""
                 self.b.request_call(step, action["callId"], name, action.get("input"))
