@@ -1,16 +1,24 @@
 """tdoc, the transcript doctor: find and heal poisoned AI-agent session histories.
 
-Library API::
+Library API (stable)::
 
     import transcript_doctor
-    report = transcript_doctor.scan("agents/main/wire.jsonl")
-    for finding in report.findings:
+    report = transcript_doctor.scan("agents/main/wire.jsonl")      # a path, a glob, or a list
+    for finding in report.findings:                                  # sorted by path, line, code
         print(finding.code, finding.line, finding.message)
+    report.exit_code("error")                                        # 0 / 1 / 2 as the CLI exits
+    report.as_dict()                                                 # the `--format json` document
+
+    config = transcript_doctor.ScanConfig(select=["W1", "C201"], jobs=2)
+    transcript_doctor.scan(["sessions/"], config)
+
+`Report.files` holds one `FileResult` per input (`error` set when it could not be read);
+`Finding.as_dict()` is one `--format ndjson` line. Errors tdoc reports to users are `TdocError`.
 """
 
 __version__ = "0.1.0"
 
 from .core import Report, ScanConfig, scan  # noqa: E402
-from .model import Finding, TdocError  # noqa: E402
+from .model import FileResult, Finding, TdocError  # noqa: E402
 
-__all__ = ["Finding", "Report", "ScanConfig", "TdocError", "__version__", "scan"]
+__all__ = ["FileResult", "Finding", "Report", "ScanConfig", "TdocError", "__version__", "scan"]

@@ -55,6 +55,8 @@ class ScanConfig:
 
 @dataclass
 class Report:
+    """The result of a scan: one FileResult per input, each with its findings."""
+
     files: list[FileResult]
 
     @property

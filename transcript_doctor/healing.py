@@ -37,7 +37,7 @@ def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions)
     config.options.fingerprint = True
     store = open_store(path, display, config.options, config.input_format)
     try:
-        findings = check_store(store, config)
+        findings = check_store(store, config, config.codes(display))
         fixable = [f for f in findings if allowed(f, options)]
         if not fixable:
             result = HealResult(path=display, format=store.format)
@@ -55,7 +55,7 @@ def _reverify(result: HealResult, store: Any, config: ScanConfig, options: HealO
     target = Path(result.output or store.path)
     after = open_store(target, result.output or store.display, config.options, config.input_format)
     try:
-        remaining = check_store(after, config)
+        remaining = check_store(after, config, config.codes(store.display))
     finally:
         after.close()
     skipped = {(s.get("code"), str(s.get("step") or s.get("row") or s.get("line"))) for s in result.skipped}
@@ -80,6 +80,9 @@ def _reverify(result: HealResult, store: Any, config: ScanConfig, options: HealO
 def heal_paths(paths: Iterable[str], config: ScanConfig, options: HealOptions) -> tuple[list[HealResult], int]:
     results: list[HealResult] = []
     code = 0
+    paths = list(paths)
+    if "-" in paths and options.mode == "in-place":
+        raise TdocError("standard input cannot be healed in place; use --output PATH (or a dry run)")
     inputs = iter_inputs(paths)
     if options.mode == "output" and len(inputs) != 1:
         raise TdocError("--output takes exactly one input store")

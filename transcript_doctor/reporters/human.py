@@ -47,7 +47,8 @@ def _finding_line(f: Finding) -> Text:
 
 def _file_block(console: Console, fr: FileResult) -> None:
     if fr.error:
-        console.print(Text(terminal_safe(f"{fr.path}: error: {fr.error}"), style="bold red"))
+        message = fr.error if fr.error.startswith(fr.path) else f"{fr.path}: {fr.error}"
+        console.print(Text(terminal_safe(f"error: {message}"), style="bold red"))
         return
     for f in fr.findings:
         console.print(_finding_line(f))

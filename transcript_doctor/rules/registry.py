@@ -25,7 +25,7 @@ FAMILIES = {
     "F": "integrity",
     "E": "recorded-error",
 }
-DOC_SECTIONS = ("What it detects", "Why it breaks a session", "Example", "Fix safety")
+DOC_SECTIONS = ("What it detects", "Why it breaks a session", "Example", "Fix safety", "Provider errors")
 
 
 @dataclass(frozen=True)

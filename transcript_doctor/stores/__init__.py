@@ -87,10 +87,13 @@ def expand_paths(args: list[str]) -> Iterator[tuple[Path, str]]:
             if key in seen:
                 continue
             seen.add(key)
-            yield path, str(path)
+            yield path, "-" if arg == "-" else str(path)
 
 
 def _expand_one(arg: str) -> Iterator[Path]:
+    if arg == "-":
+        yield _spool_stdin()
+        return
     path = Path(arg)
     if path.is_dir():
         yield from _walk(path)
@@ -101,6 +104,25 @@ def _expand_one(arg: str) -> Iterator[Path]:
             yield from (_walk(m) if m.is_dir() else [m])
     else:
         yield path
+
+
+_STDIN: list[Path] = []
+
+
+def _spool_stdin() -> Path:
+    """Standard input copied to a temporary file (removed at exit), so it reads like any store."""
+    import atexit
+    import shutil
+    import sys
+    import tempfile
+
+    if not _STDIN:
+        fd, name = tempfile.mkstemp(prefix="tdoc-stdin-", suffix=".jsonl")
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out)
+        _STDIN.append(Path(name))
+        atexit.register(lambda: _STDIN[0].unlink(missing_ok=True))
+    return _STDIN[0]
 
 
 def _walk(root: Path) -> Iterator[Path]:
