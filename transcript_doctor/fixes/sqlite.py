@@ -194,3 +194,21 @@ def _run_heal(path: Path, statements: list[tuple[str, tuple]], backup: bool, bac
             conn.execute(sql, params)
         if after:
             after(conn)
+
+
+def restore_database(path: Path, backup: Path, runtime: str) -> None:
+    """Write a backup's pages back into the live database with the backup API: no file swap, so
+    the inode and the runtime's open handles stay valid. A busy database is refused (exit 3)."""
+    src = sqlite3.connect(_uri(backup, mode="ro"), uri=True)
+    try:
+        dest = sqlite3.connect(str(path), timeout=0)
+        try:
+            src.backup(dest)
+        except sqlite3.OperationalError as exc:
+            raise RefusedError(
+                f"{path}: cannot restore {backup} now ({exc}); copy it back with {runtime} stopped"
+            ) from None
+        finally:
+            dest.close()
+    finally:
+        src.close()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import Finding, Fix, Message
+from ...model import Finding, Message
 from ...rules.conversation import conversation_findings
 from ...rules.registry import finding
 from ...text import excerpt

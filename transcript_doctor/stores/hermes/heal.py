@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...fixes.sqlite import heal_database, integrity_problems, quote_ident
+from ...fixes.sqlite import heal_database, integrity_problems, quote_ident, restore_database
 from ...model import Finding, RefusedError, TdocError
 from ..base import HealOptions, HealResult, Options
 from . import plan
@@ -185,19 +185,8 @@ def _prepare_cjk(conn: sqlite3.Connection, schema: plan.Schema, changes: list[pl
 
 
 def restore(path: Path, backup: Path) -> None:
-    """Write the backup's pages back into the live database with the backup API (no file swap,
-    the inode and any open handles stay valid); a busy database is refused (exit 3)."""
-    src = open_database(backup)
-    try:
-        dest = sqlite3.connect(str(path), timeout=0)
-        try:
-            src.backup(dest)
-        except sqlite3.OperationalError as exc:
-            raise RefusedError(f"{path}: cannot restore {backup} now ({exc}); copy it back with Hermes stopped") from None
-        finally:
-            dest.close()
-    finally:
-        src.close()
+    """Put the backup back in place (see fixes.sqlite.restore_database)."""
+    restore_database(path, backup, "Hermes")
 
 
 def _copy_to(source: Path, output: Path | None) -> Path:

@@ -125,18 +125,7 @@ class Selection:
 
 def select_recent(messages: list[Msg], budget: int = MAX_USER_TOKENS) -> list[Msg]:
     """Tail-only selection: newest first while budget remains; the boundary keeps its beginning."""
-    picked: list[Msg] = []
-    remaining = budget
-    for m in reversed(messages):
-        if remaining <= 0:
-            break
-        cost = est_message(m)
-        if cost <= remaining:
-            picked.append(m)
-            remaining -= cost
-        else:
-            picked.append(truncated(m, _prefix_within(_text_of(m), remaining)))
-            break
+    picked = select_oldest(messages[::-1], budget)
     picked.reverse()
     return picked
 

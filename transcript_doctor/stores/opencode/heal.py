@@ -21,10 +21,9 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import quote
 
 from ...fixes.atomic import backup_path_for, check_writable, make_backup, write_atomic
-from ...fixes.sqlite import backup_database, heal_database
+from ...fixes.sqlite import backup_database, heal_database, restore_database
 from ...model import Edit, Finding, RefusedError, TdocError
 from ..base import HealOptions, HealResult
 from .checks import session_findings
@@ -159,19 +158,8 @@ def heal_db(store: Any, findings: list[Finding], options: HealOptions) -> HealRe
 
 
 def restore_db(path: Path, backup: Path) -> None:
-    """Write the backup's pages back into the live database with the backup API (no file swap:
-    OpenCode's open handles stay valid); a busy database is refused (exit 3)."""
-    src = sqlite3.connect(f"file:{quote(str(backup.resolve()))}?mode=ro", uri=True)
-    try:
-        dest = sqlite3.connect(str(path), timeout=0)
-        try:
-            src.backup(dest)
-        except sqlite3.OperationalError as exc:
-            raise RefusedError(f"{path}: cannot restore {backup} now ({exc}); copy it back with OpenCode stopped") from None
-        finally:
-            dest.close()
-    finally:
-        src.close()
+    """Put the backup back in place (see fixes.sqlite.restore_database)."""
+    restore_database(path, backup, "OpenCode")
 
 
 def _copy_database(store: Any, output: Path | None) -> Path:
