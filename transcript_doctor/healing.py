@@ -46,8 +46,11 @@ def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions)
         result = store.heal(fixable, options)
     finally:
         store.close()
-    if result.written:
+    if result.written and not result.verified:
         _reverify(result, store, config, options)
+    if result.written and not options.backup and result.backup:
+        Path(result.backup).unlink(missing_ok=True)
+        result.backup = None
     return result
 
 
@@ -65,9 +68,6 @@ def _reverify(result: HealResult, store: Any, config: ScanConfig, options: HealO
     ]
     result.remaining = remaining
     if not survivors:
-        if not options.backup and result.backup:
-            Path(result.backup).unlink(missing_ok=True)
-            result.backup = None
         return
     if options.mode == "in-place" and result.backup:
         store.restore(Path(result.backup))

@@ -148,7 +148,7 @@ def test_file_modified_during_heal_is_refused_with_exit_3(tmp_path: Path, monkey
     assert not list(tmp_path.glob("*.tdoc-backup-*"))
 
 
-def test_surviving_finding_restores_the_backup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_written_bytes_must_match_the_verified_heal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = seed_case().write(tmp_path / "wire.jsonl")
     original = path.read_bytes()
 
@@ -157,6 +157,27 @@ def test_surviving_finding_restores_the_backup(tmp_path: Path, monkeypatch: pyte
         return 0
 
     monkeypatch.setattr(heal_write, "apply_lines", broken_writer)
+    result = runner.invoke(app, ["heal", "--in-place", str(path)])
+    assert result.exit_code == 2 and "differ from the verified heal" in result.output
+    assert path.read_bytes() == original
+    assert not list(tmp_path.glob("*.tdoc-backup-*"))
+
+
+def test_generic_reverification_restores_the_backup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For stores that do not verify their own bytes, a surviving finding restores the backup."""
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    from transcript_doctor.stores.kimi import heal as heal_module
+
+    real = heal_module.heal_store
+
+    def unverified_noop_heal(store, findings, options):
+        result = real(store, findings, options)
+        shutil.copyfile(result.backup, path)  # pretend the written file lost the fix
+        result.verified = False
+        return result
+
+    monkeypatch.setattr(heal_module, "heal_store", unverified_noop_heal)
     result = runner.invoke(app, ["heal", "--in-place", str(path)])
     assert result.exit_code == 2 and "restored" in result.output
     assert path.read_bytes() == original

@@ -53,6 +53,7 @@ class HealResult:
     diff: str | None = None  # unified diff (JSONL) or the SQL plan (databases)
     remaining: list[Finding] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # store-specific details (kimi: removed steps)
+    verified: bool = False  # the store checked the exact bytes it wrote; `remaining` is their scan
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,9 @@ and reported.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,7 @@ from typing import Any
 import orjson
 
 from ...fixes.jsonl import LinePlan, apply_lines
-from ...model import Edit, Finding
+from ...model import Edit, Finding, TdocError
 from ..base import HealOptions, HealResult
 from .messages import INTERRUPTED_TEXT, public
 from .plan import count_edit, new_count, read_line, step_delete_edits
@@ -40,6 +42,8 @@ class KimiPlan:
     other: list[Edit] = field(default_factory=list)  # torn tail, unknown step events, ...
     skipped: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    healed: KimiReplay | None = None  # the replay of the last verified healed journal
+    healed_sha256: str | None = None  # the hash of its bytes
 
     def edits(self, state: KimiReplay) -> list[Edit]:
         out: list[Edit] = list(self.other)
@@ -84,8 +88,16 @@ def plan_heal(state: KimiReplay, findings: Iterable[Finding]) -> KimiPlan:
     plan.removed = list(candidates)
     if candidates and not _verify(state, plan):
         _greedy(state, plan, candidates)
+    if plan.healed is None and plan.edits(state):
+        _verify_other_edits(state, plan)
     _turn_clock(state, plan)
     return plan
+
+
+def _verify_other_edits(state: KimiReplay, plan: KimiPlan) -> None:
+    """Edits that are not step removals (a torn tail, an unknown step event) still get replayed."""
+    if not _verify(state, plan):
+        raise TdocError(f"{state.path}: the planned edits would change what an engine replays; nothing written")
 
 
 def _steps_of(state: KimiReplay, edits: Iterable[Edit]) -> list[Any]:
@@ -174,8 +186,29 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 
 
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
-    healed = replay_stream(state.path, io.BytesIO(healed_bytes(state, plan)), full=False)
-    return accepts(state, healed, set(plan.removed), set(plan.tombstoned))
+    """Replay the journal the plan would write (streamed through a temporary file, so memory
+    stays bounded) and keep that replay when both engines accept it."""
+    digest = hashlib.sha256()
+    with tempfile.TemporaryFile() as tmp:
+        with open(state.path, "rb") as src:
+            apply_lines(src, _Tee(tmp, digest), LinePlan.from_edits(plan.edits(state)))
+        tmp.seek(0)
+        healed = replay_stream(Path("<healed>"), tmp, full=False)
+    if not accepts(state, healed, set(plan.removed), set(plan.tombstoned)):
+        return False
+    plan.healed, plan.healed_sha256 = healed, digest.hexdigest()
+    return True
+
+
+class _Tee:
+    """A write-only file object that also feeds a hash."""
+
+    def __init__(self, out: Any, digest: Any) -> None:
+        self.out, self.digest = out, digest
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return self.out.write(data)
 
 
 def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombstoned: set[Any] = frozenset()) -> bool:
@@ -239,9 +272,31 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
     result.changed = bool(edits)
     result.extra = {"removed_steps": plan.removed, "tombstoned_steps": plan.tombstoned,
                     "compaction_changes": plan.compaction_changes(state)}
-    if result.changed:
-        write_healed(store, state, LinePlan.from_edits(edits), options, result)
+    if not result.changed:
+        return result
+    result.remaining = _check_healed(store, session, plan.healed)  # type: ignore[arg-type]
+    survivors = _survivors(result)
+    if survivors:
+        raise TdocError(f"{store.display}: {survivors[0].code} would survive this heal; nothing written")
+    write_healed(store, state, LinePlan.from_edits(edits), options, result, plan.healed_sha256)
+    result.verified = True
     return result
+
+
+def _check_healed(store: Any, session: Any, healed: KimiReplay) -> list[Finding]:
+    """The findings of the healed journal, from the replay that verified it."""
+    from ...core import ScanConfig, check_store
+    from .store import KimiStore, Session
+
+    view = KimiStore(store.path, store.display, [Session(session.id, session.member, healed)], readonly=True)
+    return check_store(view, ScanConfig())
+
+
+def _survivors(result: HealResult) -> list[Finding]:
+    from ...healing import identity
+
+    fixed = {identity(f) for f in result.applied}
+    return [f for f in result.remaining if f.fix and f.fix.applicability == "safe" and identity(f) in fixed]
 
 
 def _only_skipped(state: KimiReplay, f: Finding, skipped: set[Any]) -> bool:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from ...fixes.atomic import backup_path_for, check_writable, make_backup, write_atomic
+from ...fixes.atomic import Fingerprint, backup_path_for, check_writable, make_backup, write_atomic
 from ...fixes.jsonl import LinePlan, apply_lines, unified_diff
-from ...model import TdocError
+from ...model import RefusedError, TdocError
 from ..base import HealOptions, HealResult
 
 
-def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, result: HealResult) -> None:
+def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, result: HealResult,
+                 expected_sha256: str | None = None) -> None:
+    """Write the plan (dry run: only the diff). With `expected_sha256`, the bytes written must hash
+    to the verified journal's hash, or the write is undone."""
     path: Path = store.path
     if options.diff:
         with open(path, "rb") as src:
@@ -19,9 +23,15 @@ def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, r
     if options.mode == "dry-run":
         return
 
+    written = hashlib.sha256()
+
     def produce(out: Any) -> None:
         with open(path, "rb") as src:
-            apply_lines(src, out, plan)
+            apply_lines(src, _Hashing(out, written), plan)
+        if expected_sha256 is not None and written.hexdigest() != expected_sha256:
+            if state.fingerprint is not None and Fingerprint.of(path) != state.fingerprint:
+                raise RefusedError(f"{store.display}: changed while tdoc was working; left untouched")
+            raise TdocError(f"{store.display}: the bytes to write differ from the verified heal; nothing written")
 
     if options.mode == "output":
         target = Path(options.output)  # type: ignore[arg-type]
@@ -44,3 +54,12 @@ def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, r
         raise
     result.written = True
     result.output = str(path)
+
+
+class _Hashing:
+    def __init__(self, out: Any, digest: Any) -> None:
+        self.out, self.digest = out, digest
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return self.out.write(data)
