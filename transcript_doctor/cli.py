@@ -7,7 +7,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import orjson
 import typer
 from typer.core import TyperGroup
@@ -36,7 +35,7 @@ err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap
 class _Group(TyperGroup):
     """Turns TdocError into one line on stderr and its exit code, under CliRunner too."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: typer.Context) -> object:
         try:
             return super().invoke(ctx)
         except TdocError as exc:
@@ -344,14 +343,18 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point. Usage errors exit 2; a bug prints one line, never locals."""
     try:
         code = app(args=argv, standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        code = 2
-    except (click.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         err.print(Text("tdoc: aborted"))
         code = 2
+    except typer.TyperException as exc:  # usage errors (typer's own click)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            err.print(Text(f"tdoc: error: {exc}"))
+        code = getattr(exc, "exit_code", 2)
     except BrokenPipeError:
         code = 0
     except Exception as exc:  # a bug: say what, without the transcript
