@@ -34,7 +34,7 @@ def identity(f: Finding) -> tuple[Any, ...]:
 
 
 def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
-    config.options.fingerprint = True
+    config.options.fingerprint = options.mode == "in-place"  # only a rewrite needs to detect changes
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config, config.codes(display))

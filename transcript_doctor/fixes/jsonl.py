@@ -57,26 +57,30 @@ def _ending(raw: bytes) -> bytes:
     return b"\n" if raw.endswith(b"\n") else b""
 
 
-def apply_lines(src: IO[bytes], dst: IO[bytes], plan: LinePlan) -> int:
-    """Copy `src` to `dst` with the plan applied; returns the number of lines changed."""
-    changed = 0
+def iter_applied(src: Iterable[bytes], plan: LinePlan) -> Iterator[bytes]:
+    """The lines of `src` with the plan applied, each with its line ending (streamed)."""
     ending = b"\n"
     for number, raw in enumerate(src, start=1):
         this_ending = _ending(raw)
         if this_ending:
             ending = this_ending
         if number not in plan.changes:
-            dst.write(raw)
+            yield raw
             continue
-        changed += 1
         value = plan.changes[number]
         if value is None:
             continue
         pieces = value.split(b"\n")
         for piece in pieces[:-1]:
-            dst.write(piece + ending)
-        dst.write(pieces[-1] + this_ending)  # a last line without newline stays without one
-    return changed
+            yield piece + ending
+        yield pieces[-1] + this_ending  # a last line without newline stays without one
+
+
+def apply_lines(src: IO[bytes], dst: IO[bytes], plan: LinePlan) -> int:
+    """Copy `src` to `dst` with the plan applied; returns the number of lines the plan names."""
+    for line in iter_applied(src, plan):
+        dst.write(line)
+    return len(plan.changes)
 
 
 def context_lines(src: IO[bytes], wanted: set[int]) -> dict[int, bytes]:

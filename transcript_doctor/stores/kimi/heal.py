@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import io
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ...fixes.jsonl import LinePlan, apply_lines
+from ...fixes.jsonl import LinePlan, apply_lines, iter_applied
 from ...model import Edit, Finding, TdocError
 from ..base import HealOptions, HealResult
 from .messages import INTERRUPTED_TEXT, public
@@ -186,29 +185,22 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 
 
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
-    """Replay the journal the plan would write (streamed through a temporary file, so memory
-    stays bounded) and keep that replay when both engines accept it."""
+    """Replay the journal the plan would write (streamed line by line, so memory stays bounded)
+    and keep that replay when both engines accept it."""
     digest = hashlib.sha256()
-    with tempfile.TemporaryFile() as tmp:
-        with open(state.path, "rb") as src:
-            apply_lines(src, _Tee(tmp, digest), LinePlan.from_edits(plan.edits(state)))
-        tmp.seek(0)
-        healed = replay_stream(Path("<healed>"), tmp, full=False)
+    with open(state.path, "rb") as src:
+        lines = _hashed(iter_applied(src, LinePlan.from_edits(plan.edits(state))), digest)
+        healed = replay_stream(Path("<healed>"), lines, full=False)  # type: ignore[arg-type]
     if not accepts(state, healed, set(plan.removed), set(plan.tombstoned)):
         return False
     plan.healed, plan.healed_sha256 = healed, digest.hexdigest()
     return True
 
 
-class _Tee:
-    """A write-only file object that also feeds a hash."""
-
-    def __init__(self, out: Any, digest: Any) -> None:
-        self.out, self.digest = out, digest
-
-    def write(self, data: bytes) -> int:
-        self.digest.update(data)
-        return self.out.write(data)
+def _hashed(lines: Iterable[bytes], digest: Any) -> Iterator[bytes]:
+    for line in lines:
+        digest.update(line)
+        yield line
 
 
 def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombstoned: set[Any] = frozenset()) -> bool:
@@ -273,6 +265,10 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
     result.extra = {"removed_steps": plan.removed, "tombstoned_steps": plan.tombstoned,
                     "compaction_changes": plan.compaction_changes(state)}
     if not result.changed:
+        return result
+    if options.mode == "dry-run":  # a preview: what the verified plan leaves behind
+        result.remaining = [f for f in findings if f not in result.applied]
+        write_healed(store, state, LinePlan.from_edits(edits), options, result)
         return result
     result.remaining = _check_healed(store, session, plan.healed)  # type: ignore[arg-type]
     survivors = _survivors(result)
