@@ -37,6 +37,8 @@ def op_sequences(*, vacuous: bool = True, failed: bool = True, undo: bool = True
     if compaction:
         ops.append(st.builds(lambda back: ("legacy", back), st.integers(0, 4)))
         ops.append(st.builds(lambda kept: ("kept", kept), st.integers(0, 2)))
+        ops.append(st.just(("clear",)))
+        ops.append(st.just(("swarm",)))
     return st.lists(st.one_of(ops), min_size=1, max_size=14)
 
 
@@ -69,4 +71,12 @@ def build(sequence: list[tuple]) -> Journal:
         elif op[0] == "kept":
             journal.kept_compaction(op[1])
             writer_len = op[1] + 1
+        elif op[0] == "clear":
+            journal.add({"type": "context.clear"})
+            writer_len = 0
+        elif op[0] == "swarm":  # enter swarm mode, get its reminder injected, leave it again
+            journal.add({"type": "swarm_mode.enter", "trigger": "user"})
+            journal.user("<system-reminder>swarm</system-reminder>", kind="injection")
+            journal.records[-1]["message"]["origin"]["variant"] = "swarm_mode"
+            journal.add({"type": "swarm_mode.exit"})
     return journal

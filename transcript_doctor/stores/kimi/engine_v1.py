@@ -47,6 +47,9 @@ class EngineV1:
 
     def apply(self, rtype: str | None, data: dict[str, Any], line: int, msg: Msg | None = None) -> None:
         """Apply one record (`msg`: the tagged appended message, when the caller built it already)."""
+        if rtype == "context.append_loop_event":  # the common case first
+            self._loop_event(data, line)
+            return
         if msg is not None:
             self._push_appended(msg)
             return

@@ -29,11 +29,14 @@ class EngineV2:
               valid: bool | None = None) -> None:
         """Apply one record. `msg` is the tagged appended message when the caller built it already;
         `valid` the schema verdict when the caller checked it already."""
+        if valid and rtype == "context.append_loop_event":  # the common case first
+            self.fold.event(data["event"], line)
+            return
         if rtype not in _OPS:
             return
         if valid is None:
             valid = is_valid_v2(rtype, data)
-        if not valid or not self._same_agent(data):
+        if not valid or not self.same_agent(data):
             self.skipped.append(line)
             return
         if msg is not None:
@@ -41,7 +44,7 @@ class EngineV2:
             return
         _OPS[rtype](self, data, line)
 
-    def _same_agent(self, data: dict[str, Any]) -> bool:
+    def same_agent(self, data: dict[str, Any]) -> bool:
         agent = data.get("agentId")
         return agent is None or self.agent_id is None or agent == self.agent_id
 

@@ -9,7 +9,7 @@ exceptions. The metadata header is recognised and in-memory migrations that touc
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -103,53 +103,58 @@ def flatten_tool_calls(message: Any) -> None:
             calls[i] = flat
 
 
-def iter_lines(fh: IO[bytes], stats: ReadStats) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, byte offset, content without the line ending) for every physical line."""
-    offset = 0
-    number = 0
-    update = stats.hasher.update if stats.hasher is not None else None
-    for raw in fh:
-        number += 1
-        size = len(raw)
-        if update is not None:
-            update(raw)
-        if raw.endswith(b"\n"):
-            body = raw[:-1]
-            if body.endswith(b"\r"):
-                body = body[:-1]
-                stats.crlf = True
-        else:
-            body = raw
-            stats.final_newline = False
-        yield number, offset, body
-        offset += size
-    stats.lines = number
-    stats.bytes = offset
+def _body(raw: bytes) -> bytes:
+    """A physical line without its line ending."""
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+    return raw
 
 
-def read_records(fh: IO[bytes], stats: ReadStats) -> Iterator[Record | LineProblem]:
-    """Parse every non-empty line; the header's version decides the in-memory migrations."""
+def read_records(fh: Iterable[bytes], stats: ReadStats) -> Iterator[Record | LineProblem]:
+    """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
+    line ending as trailing whitespace); the header's version decides the in-memory migrations."""
     migrate_1_0 = False
     first = True
-    for number, offset, body in iter_lines(fh, stats):
-        if not body.strip():
-            continue
+    offset = number = 0
+    update = stats.hasher.update if stats.hasher is not None else None
+    loads = orjson.loads
+    for raw in fh:
+        number += 1
+        start = offset
+        offset += len(raw)
+        if update is not None:
+            update(raw)
+        if raw[-1:] != b"\n":
+            stats.final_newline = False
+        elif raw[-2:] == b"\r\n":
+            stats.crlf = True
         try:
-            obj = parse_line(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            # Only the last line can lack its newline: a torn write, which the runtimes drop.
-            kind = "torn" if not stats.final_newline else "corrupt"
-            problem = LineProblem(number, offset, kind, _describe(exc), len(body))
+            obj = loads(raw)
+        except orjson.JSONDecodeError:
+            body = _body(raw)
+            if not body.strip():
+                continue
+            try:
+                obj = parse_line(body)
+            except (ValueError, UnicodeDecodeError) as exc:
+                # Only the last line can lack its newline: a torn write, which the runtimes drop.
+                kind = "torn" if not stats.final_newline else "corrupt"
+                problem = LineProblem(number, start, kind, _describe(exc), len(body))
+                stats.problems.append(problem)
+                yield problem
+                continue
+        if obj.__class__ is not dict:
+            detail = f"a JSON {type(obj).__name__}, not an object"
+            problem = LineProblem(number, start, "not-object", detail, len(_body(raw)))
             stats.problems.append(problem)
             yield problem
             continue
-        if not isinstance(obj, dict):
-            problem = LineProblem(number, offset, "not-object", f"a JSON {type(obj).__name__}, not an object", len(body))
-            stats.problems.append(problem)
-            yield problem
-            continue
-        rtype = obj.get("type") if isinstance(obj.get("type"), str) else None
-        rec = Record(number, offset, rtype, obj)
+        rtype = obj.get("type")
+        if rtype.__class__ is not str:
+            rtype = None
+        rec = Record(number, start, rtype, obj)
         if first:
             first = False
             head = header_of(rec)
@@ -158,6 +163,8 @@ def read_records(fh: IO[bytes], stats: ReadStats) -> Iterator[Record | LineProbl
             flatten_tool_calls(obj.get("message"))
         stats.records += 1
         yield rec
+    stats.lines = number
+    stats.bytes = offset
 
 
 def _describe(exc: Exception) -> str:

@@ -18,6 +18,7 @@ from . import compaction as cx
 from .engine_v1 import EngineCrash, EngineV1
 from .engine_v2 import EngineV2
 from .messages import Msg, appended, for_transcript, public
+from .mirror import DIVERGENT, Mirror
 from .projection import project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
@@ -59,7 +60,9 @@ class KimiReplay:
     first_line: int | None = None
     v1_before_finish: list[Msg] = field(default_factory=list)
     fingerprint: Fingerprint | None = None
-    full: bool = True  # transcripts keep every entry (needed to print a replay)  # v1 history before the end-of-resume close
+    full: bool = True  # transcripts keep every entry (needed to print a replay)
+    m1: Mirror | None = None  # light mode: the transcripts follow their live engines
+    m2: Mirror | None = None  # v1 history before the end-of-resume close
 
     @property
     def problems(self) -> list[LineProblem]:
@@ -88,15 +91,17 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     behind each compaction, so memory follows the live history instead of the file size.
     """
     state = KimiReplay(path=path, full=full)
+    state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
     if not full:
         state.t1 = TranscriptV1(light=True)
         state.t2 = TranscriptV2(light=True)
         state.steps = StepIndex(prune=True)
+        state.m1 = Mirror(state.t1, state.v1, "v1")
+        state.m2 = Mirror(state.t2, state.v2, "v2")
     state.stats.hasher = hasher
-    state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
     for item in read_records(fh, state.stats):
-        if isinstance(item, Record):
-            _feed(state, item)
+        if item.__class__ is Record:
+            _feed(state, item)  # type: ignore[arg-type]
     _finish(state)
     return state
 
@@ -123,16 +128,28 @@ def _feed(state: KimiReplay, rec: Record) -> None:
     crash = state.crash
     if "v1" not in crash:
         try:
-            state.v1.apply(rtype, data, line, msg)
-            state.t1.apply(rtype, data, line, msg)
+            _apply_side(state.v1, state.t1, state.m1, rtype, data, line, msg)
         except Exception as exc:  # noqa: BLE001 - any failure is that engine failing on this input
             crash["v1"] = _crash_text(exc, line, rtype)
-    if valid and "v2" not in crash:
+    if valid and "v2" not in crash and state.v2.same_agent(data):
         try:
-            state.v2.apply(rtype, data, line, msg, True)
-            state.t2.apply(rtype, data, line, msg)
+            _apply_side(state.v2, state.t2, state.m2, rtype, data, line, msg, True)
         except Exception as exc:  # noqa: BLE001
             crash["v2"] = _crash_text(exc, line, rtype)
+
+
+def _apply_side(live: Any, transcript: Any, mirror: Mirror | None, rtype: str, data: dict[str, Any], line: int,
+                msg: Msg | None, *extra: Any) -> None:
+    """One engine's live fold and its transcript reducer (directly, or through its mirror)."""
+    if mirror is None:
+        live.apply(rtype, data, line, msg, *extra)
+        transcript.apply(rtype, data, line, msg)
+        return
+    if mirror.active or rtype in DIVERGENT:
+        mirror.before(rtype, data, line, msg)
+    live.apply(rtype, data, line, msg, *extra)
+    if mirror.active:
+        mirror.after()
 
 
 def _crash_text(exc: Exception, line: int, rtype: str) -> str:
@@ -193,6 +210,9 @@ def _src_kind(m: Msg) -> str | None:
 
 
 def _finish(state: KimiReplay) -> None:
+    for mirror in (state.m1, state.m2):
+        if mirror is not None:
+            mirror.sync()  # the transcripts see no end-of-resume close
     state.v1_before_finish = list(state.v1.history)
     if "v1" not in state.crash:
         state.v1.finish()
