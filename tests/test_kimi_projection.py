@@ -576,6 +576,9 @@ def test_property_prefix_positions_point_at_empty_assistants(history, engine):
     for index, position in positions:
         assert before.sources[position] == [index]
         assert history[index]["role"] == "assistant" and is_vacuous_content(history[index]["content"])
+    # and every empty assistant a pre-fix request sends is flagged
+    sent_empty = {p for p, (m, src) in enumerate(zip(before.messages, before.sources)) if src and is_empty_assistant(m)}
+    assert flagged == sent_empty
     # the fix changes one thing: messages made only of vacuous parts are no longer sent
     fixed = project(history, engine)
     sent_before = {s for sources in before.sources for s in sources}
