@@ -60,7 +60,7 @@ def _text_findings(state: Any, mk: Any) -> Iterator[Finding]:
     for msg in state.v1.history:
         src = msg.get("_src") or ()
         line = src[-1] if src and src[0] != "synth" else None
-        for part in msg.get("content") or ():
+        for part in _listed(msg.get("content")):
             text = _part_text(part)
             if text and _BAD_TEXT.search(text):
                 bad = _BAD_TEXT.search(text)
@@ -68,11 +68,16 @@ def _text_findings(state: Any, mk: Any) -> Iterator[Finding]:
                          "provider's JSON parser rejects", line=line, engine="both",
                          evidence={"character": f"U+{ord(bad.group()):04X}", "index": bad.start()})
                 break
-        for call in msg.get("toolCalls") or ():
+        for call in _listed(msg.get("toolCalls")):
             args = call.get("arguments") if isinstance(call, dict) else None
             if isinstance(args, str) and not _is_json(args):
                 yield mk("F508", f"tool call {call.get('id')!r} has arguments that are not valid JSON",
                          line=line, engine="both", evidence={"toolCallId": call.get("id"), "arguments": excerpt(args)})
+
+
+def _listed(value: Any) -> list[Any]:
+    """A list field of a message v1 applied without validation: anything else counts as empty."""
+    return value if isinstance(value, list) else []
 
 
 def _part_text(part: Any) -> str | None:

@@ -11,7 +11,8 @@ from ...model import Edit, Finding, Fix
 from ...text import excerpt
 from .messages import public
 from .plan import count_edit, is_phantom, new_count, removable_steps, step_delete_edits, step_is_vacuous
-from .projection import prefix_vacuous_positions
+from .projection import is_empty_assistant
+from .replay import projected
 from .steps import StepRecords
 
 
@@ -64,11 +65,14 @@ def _history_steps(state: Any) -> set[Any]:
 
 def _prefix_positions(state: Any) -> dict[Any, int]:
     """Step uuid -> the request position a pre-fix v1 build would send it at."""
-    if "v1" in state.crash:
+    projection = projected(state, "v1", prefix=True)
+    if projection is None:
         return {}
     out = {}
-    for index, position in prefix_vacuous_positions(state.v1.history, "v1"):
-        src = state.v1.history[index].get("_src") or ()
+    for position, (msg, sources) in enumerate(zip(projection.messages, projection.sources)):
+        if not sources or not is_empty_assistant(msg):
+            continue
+        src = state.v1.history[sources[0]].get("_src") or ()
         if src and src[0] == "step":
             out[src[1]] = position
     return out
@@ -139,7 +143,9 @@ def _norm(m: dict[str, Any]) -> Any:
 def _brief(m: Any) -> Any:
     if m is None:
         return None
-    texts = [p.get("text") or p.get("think") or "" for p in m.get("content") or [] if isinstance(p, dict)]
+    content = m.get("content")
+    parts = content if isinstance(content, list) else []
+    texts = [p.get("text") or p.get("think") or "" for p in parts if isinstance(p, dict)]
     return {"role": m.get("role"), "text": excerpt(" ".join(t for t in texts if isinstance(t, str)))}
 
 

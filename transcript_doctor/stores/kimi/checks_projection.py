@@ -13,7 +13,7 @@ from typing import Any
 
 from ...model import Finding
 from ...rules import RULES
-from .projection import project
+from .replay import projected
 
 KIND_TO_CODE = {
     "whitespace_text_dropped": "W102",
@@ -46,17 +46,18 @@ def anomaly_findings(mk: Any, state: Any, engines: tuple[str, ...]) -> Iterator[
         history = state.v1.history if engine == "v1" else state.v2.history
         for m in history:  # calls the engine itself closed with an "interrupted" result
             if (m.get("_src") or ("",))[0] == "synth":
-                key = ("W103", m.get("toolCallId"), None)
+                key = ("W103", repr(m.get("toolCallId")), repr(None))
                 entry = seen.setdefault(key, {"anomaly": {"kind": "interrupted_result_added",
                                                           "toolCallId": m.get("toolCallId")},
                                               "engines": set(), "normal": True, "history": history})
                 entry["engines"].add(engine)
         for strict in (False, True):
-            for anomaly in project(history, engine, strict=strict).anomalies:
+            projection = projected(state, engine, strict=strict)
+            for anomaly in projection.anomalies if projection else ():
                 code = KIND_TO_CODE.get(anomaly["kind"])
                 if code is None:
                     continue  # vacuous_message_dropped is W101's
-                key = (code, anomaly.get("toolCallId"), anomaly.get("role"))
+                key = (code, repr(anomaly.get("toolCallId")), repr(anomaly.get("role")))
                 entry = seen.setdefault(key, {"anomaly": anomaly, "engines": set(), "normal": False, "history": history})
                 entry["engines"].add(engine)
                 entry["normal"] = entry["normal"] or not strict
@@ -94,15 +95,18 @@ def _lines_for(history: list[dict[str, Any]], code: str, anomaly: dict[str, Any]
 def _matches(m: dict[str, Any], call_id: Any, want_tool: bool) -> bool:
     if want_tool:
         return m.get("role") == "tool" and m.get("toolCallId") == call_id
-    return any(isinstance(c, dict) and c.get("id") == call_id for c in m.get("toolCalls") or ())
+    calls = m.get("toolCalls")
+    return isinstance(calls, list) and any(isinstance(c, dict) and c.get("id") == call_id for c in calls)
 
 
 def _has_whitespace_part(m: dict[str, Any]) -> bool:
     from ...text import js_trim
 
-    return any(
-        isinstance(p, dict) and p.get("type") == "text" and p.get("text") and not js_trim(p.get("text") or "")
-        for p in m.get("content") or ()
+    content = m.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        and p["text"] and not js_trim(p["text"])
+        for p in content
     )
 
 

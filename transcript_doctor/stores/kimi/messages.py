@@ -23,7 +23,7 @@ def step_assistant(uuid: Any, line: int, partial: bool) -> Msg:
     msg: Msg = {"role": "assistant", "content": [], "toolCalls": []}
     if partial:
         msg["partial"] = True
-    msg["_src"] = ("step", uuid, line)
+    msg["_src"] = ("step", uuid if isinstance(uuid, (str, int, type(None))) else repr(uuid), line)
     return msg
 
 

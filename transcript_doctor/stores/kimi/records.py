@@ -46,13 +46,22 @@ _ROLES = frozenset(("system", "user", "assistant", "tool"))
 _MEDIA = {"image_url": "imageUrl", "audio_url": "audioUrl", "video_url": "videoUrl"}
 
 
-def _opt(value: Any, kind: type) -> bool:
-    return value is None or type(value) is kind
+_MISSING = object()
+
+
+def _opt(obj: dict[str, Any], key: str, kind: type) -> bool:
+    """`key` is absent, or present with exactly this type (a JSON null is not absent)."""
+    value = obj.get(key, _MISSING)
+    return value is _MISSING or type(value) is kind
+
+
+def _one_of(value: Any, choices: frozenset[str]) -> bool:
+    return type(value) is str and value in choices
 
 
 def _envelope_ok(data: dict[str, Any]) -> bool:
-    agent, time = data.get("agentId"), data.get("time")
-    return _opt(agent, str) and (time is None or type(time) in (int, float))
+    time = data.get("time", _MISSING)
+    return _opt(data, "agentId", str) and (time is _MISSING or type(time) in (int, float))
 
 
 def _part_ok(p: Any) -> bool:
@@ -64,11 +73,11 @@ def _part_ok(p: Any) -> bool:
     if kind == "think":
         enc = p.get("encrypted", "")
         return type(p.get("think")) is str and (enc is None or type(enc) is str)
-    key = _MEDIA.get(kind)  # type: ignore[arg-type]
+    key = _MEDIA.get(kind) if type(kind) is str else None
     if key is None:
         return False
     url = p.get(key)
-    return type(url) is dict and type(url.get("url")) is str and _opt(url.get("id"), str)
+    return type(url) is dict and type(url.get("url")) is str and _opt(url, "id", str)
 
 
 def _parts_ok(parts: Any) -> bool:
@@ -79,19 +88,19 @@ def _call_ok(c: Any) -> bool:
     if type(c) is not dict or type(c.get("id")) is not str:
         return False
     args = c.get("arguments")
-    return _opt(c.get("type"), str) and _opt(c.get("name"), str) and _opt(args, str)
+    return _opt(c, "type", str) and _opt(c, "name", str) and (args is None or type(args) is str)
 
 
 def _message_ok(m: Any) -> bool:
-    if type(m) is not dict or m.get("role") not in _ROLES or not _parts_ok(m.get("content")):
+    if type(m) is not dict or not _one_of(m.get("role"), _ROLES) or not _parts_ok(m.get("content")):
         return False
-    calls = m.get("toolCalls")
-    if calls is not None and (type(calls) is not list or not all(_call_ok(c) for c in calls)):
+    calls = m.get("toolCalls", _MISSING)
+    if calls is not _MISSING and (type(calls) is not list or not all(_call_ok(c) for c in calls)):
         return False
-    origin = m.get("origin")
-    if origin is not None and (type(origin) is not dict or type(origin.get("kind")) is not str):
+    origin = m.get("origin", _MISSING)
+    if origin is not _MISSING and (type(origin) is not dict or type(origin.get("kind")) is not str):
         return False
-    return _opt(m.get("toolCallId"), str) and _opt(m.get("isError"), bool) and _opt(m.get("partial"), bool)
+    return _opt(m, "toolCallId", str) and _opt(m, "isError", bool) and _opt(m, "partial", bool)
 
 
 def _event_ok(e: Any) -> bool:
@@ -101,9 +110,9 @@ def _event_ok(e: Any) -> bool:
     if kind in ("step.begin", "step.end"):
         return (
             type(e.get("uuid")) is str
-            and _opt(e.get("turnId"), str)
-            and _opt(e.get("step"), int)
-            and _opt(e.get("finishReason"), str)
+            and _opt(e, "turnId", str)
+            and _opt(e, "step", int)
+            and _opt(e, "finishReason", str)
         )
     if kind == "content.part":
         return type(e.get("stepUuid")) is str and _part_ok(e.get("part"))
@@ -114,7 +123,7 @@ def _event_ok(e: Any) -> bool:
         if type(e.get("toolCallId")) is not str or type(result) is not dict:
             return False
         output = result.get("output")
-        return (type(output) is str or _parts_ok(output)) and _opt(result.get("isError"), bool)
+        return (type(output) is str or _parts_ok(output)) and _opt(result, "isError", bool)
     return False
 
 

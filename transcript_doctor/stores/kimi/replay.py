@@ -19,7 +19,7 @@ from .engine_v1 import EngineCrash, EngineV1
 from .engine_v2 import EngineV2
 from .messages import Msg, appended, for_transcript, public
 from .mirror import DIVERGENT, Mirror
-from .projection import project
+from .projection import Projection, project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
 from .vacuous import is_vacuous_content
@@ -61,6 +61,7 @@ class KimiReplay:
     v1_before_finish: list[Msg] = field(default_factory=list)
     fingerprint: Fingerprint | None = None
     full: bool = True  # transcripts keep every entry (needed to print a replay)
+    projections: dict[tuple[str, bool, bool], Projection] = field(default_factory=dict)
     m1: Mirror | None = None  # light mode: the transcripts follow their live engines
     m2: Mirror | None = None  # v1 history before the end-of-resume close
 
@@ -119,9 +120,15 @@ def _feed(state: KimiReplay, rec: Record) -> None:
     valid = is_valid_v2(rtype, data)
     if not valid:
         state.invalid.append((rec, rtype))
-    state.steps.observe(rec)
+    try:
+        state.steps.observe(rec)
+    except TypeError:
+        pass  # an unhashable id: the record indexes no step (the engines report what they make of it)
     if rtype == "context.apply_compaction" and "v1" not in state.crash:
-        _note_legacy(state, data, rec)
+        try:
+            _note_legacy(state, data, rec)
+        except (TypeError, ValueError):
+            pass
     # One tagged copy of an appended message serves all four folds: none of them mutates it.
     msg = appended(data.get("message"), rec.line) if rtype == "context.append_message" else None
     line = rec.line
@@ -231,8 +238,10 @@ def replay_object(state: KimiReplay, engine: str) -> dict[str, Any]:
     history, transcript, folded = _views(state, engine)
     if engine == "v2":  # the v2 reducer's entries carry only the display keys
         transcript = [for_transcript(m) for m in transcript]
-    normal = project(history, engine)
-    strict = project(history, engine, strict=True)
+    normal = projected(state, engine)
+    strict = projected(state, engine, strict=True)
+    if normal is None or strict is None:
+        return {**base, "crash": state.crash[engine]}
     return {
         **base,
         "history": [public(m) for m in history],
@@ -243,6 +252,28 @@ def replay_object(state: KimiReplay, engine: str) -> dict[str, Any]:
         "strictAnomalies": strict.anomalies,
         "errors": list(state.v1.errors) if engine == "v1" else [],
     }
+
+
+def projected(state: KimiReplay, engine: str, *, strict: bool = False, prefix: bool = False) -> Projection | None:
+    """The engine's request projection of its live history, or None when the engine fails.
+
+    v1 applies records without validating them, so its history can hold values of any shape; a
+    projection that cannot handle them is that engine failing on this journal (recorded in
+    `state.crash`), never an exception for the caller.
+    """
+    if engine in state.crash:
+        return None
+    key = (engine, strict, prefix)
+    cached = state.projections.get(key)
+    if cached is None:
+        history = state.v1.history if engine == "v1" else state.v2.history
+        try:
+            cached = project(history, engine, strict=strict, prefix=prefix)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
+            state.crash[engine] = f"the {engine} projection fails on this history ({type(exc).__name__})"
+            return None
+        state.projections[key] = cached
+    return cached
 
 
 def _views(state: KimiReplay, engine: str) -> tuple[list[Msg], list[Msg], int]:

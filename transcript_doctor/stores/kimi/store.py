@@ -11,8 +11,7 @@ import orjson
 
 from ...model import TdocError
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
-from .projection import project
-from .replay import KimiReplay, replay_file, replay_object, replay_stream
+from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .steps import StepRecords
 
 # Record types only kimi-code journals carry; a header-less journal is recognised by these.
@@ -86,8 +85,8 @@ def locate_position(session: Session, position: int) -> dict[str, Any] | None:
     state = session.replay
     if "v1" in state.crash:
         return None
-    projection = project(state.v1.history, "v1", prefix=True)
-    if not 0 <= position < len(projection.messages):
+    projection = projected(state, "v1", prefix=True)
+    if projection is None or not 0 <= position < len(projection.messages):
         return None
     lines: list[int] = []
     for index in projection.sources[position]:
