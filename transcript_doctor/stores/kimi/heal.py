@@ -113,7 +113,7 @@ def _greedy(state: KimiReplay, plan: KimiPlan, candidates: list[Any]) -> None:
         plan.removed.append(uuid)
         if _verify(state, plan):
             continue
-        replacement = _begin_replacement(state, uuid)
+        replacement = _begin_replacement(state, uuid, plan.healed)
         if replacement is not None:
             plan.replaced_begin[uuid] = replacement
             if _verify(state, plan):
@@ -132,9 +132,12 @@ def _skip(state: KimiReplay, uuid: Any, reason: str) -> dict[str, Any]:
     return {"code": "W101", "step": uuid, "line": state.steps.steps[uuid].begin, "reason": reason}
 
 
-def _begin_replacement(state: KimiReplay, uuid: Any) -> bytes | None:
-    """The explicit interrupted `tool.result`s a v1 `step.begin` implied, or None if it implied none."""
-    closed = state.v1.closed_at_begin.get(uuid)
+def _begin_replacement(state: KimiReplay, uuid: Any, current: KimiReplay | None) -> bytes | None:
+    """The explicit interrupted `tool.result`s a v1 `step.begin` implies, or None if none.
+
+    `current` is the replay of the journal as healed so far: once an earlier step is gone, a
+    later `step.begin` may be the one that closes the calls it used to close."""
+    closed = (current or state).v1.closed_at_begin.get(uuid)
     step = state.steps.steps[uuid]
     if not closed or step.begin is None or step.begin_offset is None:
         return None
