@@ -149,3 +149,10 @@ def test_readme_ci_recipe_works(tmp_path: Path) -> None:
     proc = tdoc("scan", "--format", "ndjson", str(SEED_GOLDEN))
     codes = [json.loads(line)["code"] for line in proc.stdout.splitlines()]
     assert "C201" in codes and "W101" in codes
+
+
+def test_replay_human_shows_eve_turns_and_opencode_verdicts() -> None:
+    eve = runner.invoke(app, ["replay", str(ROOT / "fixtures/eve/scheduled-digest.v26.ndjson"), "--format", "human"])
+    assert eve.exit_code == 0 and "turn turn_0 (unattended" in eve.stdout
+    opencode = runner.invoke(app, ["replay", str(ROOT / "fixtures/opencode/opencode.db"), "--format", "human"])
+    assert opencode.exit_code == 0 and "empty-retry-safe (T401" in opencode.stdout

@@ -63,6 +63,29 @@ def _print_messages(console: Console, title: str, messages: list[Any]) -> None:
         console.print(line)
 
 
+def _print_turns(console: Console, turns: list[Any]) -> None:
+    """eve: each turn, who started it, and what each reply delivered."""
+    for turn in turns:
+        if not isinstance(turn, dict):
+            continue
+        who = "human" if turn.get("human") else "unattended"
+        console.print(Text(terminal_safe(f"turn {turn.get('id')} ({who}, {turn.get('outcome')}) lines "
+                                         f"{turn.get('line')}-{turn.get('end_line')}"), style="bold"))
+        for reply in turn.get("replies") or []:
+            if isinstance(reply, dict):
+                text = excerpt(str(reply.get("text") or "").replace("\n", " "), 120)
+                meta = ", ".join(f"{k} {reply[k]}" for k in ("phase", "finish_reason") if reply.get(k))
+                console.print(Text(terminal_safe(f"  reply [{meta}] {text}")))
+
+
+def _print_runs(console: Console, runs: list[Any]) -> None:
+    """OpenCode: the verdict on each run's final answer."""
+    for run in runs:
+        if isinstance(run, dict):
+            extra = f" ({run['rule']}, retry_safe={run.get('retry_safe')})" if run.get("rule") else ""
+            console.print(Text(terminal_safe(f"run {run.get('index')}: {run.get('verdict')}{extra}")))
+
+
 def render_human(value: Any, console: Console) -> None:
     """A readable view of one replay object (or a list of them, one per session)."""
     for obj in value if isinstance(value, list) else [value]:
@@ -75,6 +98,8 @@ def render_human(value: Any, console: Console) -> None:
             console.print(Text(terminal_safe(f"engine failed: {obj['crash']}"), style="red"))
             continue
         _print_messages(console, "history", obj.get("history") or [])
+        _print_turns(console, obj.get("turns") or [])
+        _print_runs(console, obj.get("runs") or [])
         if obj.get("projection") is not None:
             _print_messages(console, "projection", obj["projection"])
         for key in ("anomalies", "strictAnomalies", "errors"):
