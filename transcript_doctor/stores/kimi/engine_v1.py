@@ -83,20 +83,7 @@ class EngineV1:
         self.reset()
 
     def _undo(self, data: dict[str, Any], line: int) -> None:
-        count = data.get("count")
-        remaining = count if isinstance(count, int) and not isinstance(count, bool) else 0
-        i = len(self.history) - 1
-        while i >= 0 and remaining > 0:
-            m = self.history[i]
-            if cx.is_injection(m):
-                i -= 1
-                continue
-            if cx.origin_kind(m) == "compaction_summary":
-                break
-            del self.history[i]
-            if cx.is_real_user_input(m):
-                remaining -= 1
-            i -= 1
+        undo_walk(self.history, data.get("count"))
         self.reset()
 
     def _compaction(self, data: dict[str, Any], line: int) -> None:
@@ -170,6 +157,26 @@ class EngineV1:
         """End of resume: close still-pending calls and flush deferred messages."""
         self.close_pending()
         self.flush()
+
+
+def undo_walk(messages: list[Msg], count: Any, floor: int = 0) -> int:
+    """v1 undo: from the end down to `floor`, keep injections, stop at a compaction summary,
+    remove everything else until `count` real user inputs are gone. Returns how many went."""
+    remaining = count if isinstance(count, int) and not isinstance(count, bool) else 0
+    removed = 0
+    i = len(messages) - 1
+    while i >= floor and remaining > 0:
+        m = messages[i]
+        i -= 1
+        if cx.is_injection(m):
+            continue
+        if cx.origin_kind(m) == "compaction_summary":
+            break
+        del messages[i + 1]
+        removed += 1
+        if cx.is_real_user_input(m):
+            remaining -= 1
+    return removed
 
 
 def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int) -> list[Msg]:

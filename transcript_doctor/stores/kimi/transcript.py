@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import compaction as cx
-from .engine_v1 import EngineV1
+from .engine_v1 import EngineV1, undo_walk
 from .fold import LoopFold, Sink
 from .messages import Msg, appended
 
@@ -181,19 +181,5 @@ class TranscriptV1(EngineV1):
             self.clear_floor = 0
 
     def _transcript_undo(self, data: dict[str, Any], line: int) -> None:
-        count = data.get("count")
-        remaining = count if isinstance(count, int) and not isinstance(count, bool) else 0
-        i = len(self.history) - 1
-        while i >= self.clear_floor and remaining > 0:
-            m = self.history[i]
-            if cx.is_injection(m):
-                i -= 1
-                continue
-            if cx.origin_kind(m) == "compaction_summary":
-                break
-            del self.history[i]
-            self.folded -= 1
-            if cx.is_real_user_input(m):
-                remaining -= 1
-            i -= 1
+        self.folded -= undo_walk(self.history, data.get("count"), self.clear_floor)
         self.reset()
