@@ -1,7 +1,9 @@
 """`tdoc heal`: scan, hand the fixable findings to the store, re-verify what was written.
 
-After a write tdoc scans the result again. If a finding it fixed is still there, it restores the
-backup and fails (exit 2): a heal either does what it said or leaves the store as it was.
+A store either verifies the exact bytes it writes itself (kimi journals: the healed journal is
+replayed and checked before the write, and the written bytes must hash to the verified ones),
+or tdoc scans the result again after the write. If a finding it fixed is still there, the backup
+is restored and tdoc fails (exit 2): a heal does what it said or leaves the store as it was.
 """
 
 from __future__ import annotations
