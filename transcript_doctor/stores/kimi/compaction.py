@@ -67,12 +67,18 @@ def est_part(part: Any) -> int:
 
 
 def est_message(m: Msg) -> int:
+    """The token estimate of a message (cached on user messages under the private key `_est`)."""
+    cached = m.get("_est")
+    if cached is not None:
+        return cached
     total = est_text(_str(m.get("role")))
     for part in m.get("content") or ():
         total += est_part(part)
     for call in m.get("toolCalls") or ():
         if isinstance(call, dict):
             total += est_text(_str(call.get("name"))) + est_text(js_stringify(call.get("arguments")))
+    if m.get("role") == "user":  # appended user messages never change; a step's content still grows
+        m["_est"] = total
     return total
 
 
@@ -107,6 +113,7 @@ def _suffix_within(text: str, budget: int) -> str:
 
 def truncated(m: Msg, text: str) -> Msg:
     copy = dict(m)
+    copy.pop("_est", None)
     copy["content"] = [{"type": "text", "text": text}]
     copy["toolCalls"] = []
     return copy
