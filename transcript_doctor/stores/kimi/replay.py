@@ -1,7 +1,7 @@
 """Replay a wire journal through both engines in one streaming pass.
 
-The driver feeds every record to engine v1, engine v2 and both transcript reducers, and keeps
-the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
+The driver feeds every record to engine v1, engine v2 and both transcript reducers (in scans the
+reducers follow their live engines, see mirror.py), and keeps the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
 dropped, and at each legacy compaction how many v2-dropped step assistants sat below its cut.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ...fixes.atomic import Fingerprint
+from ...text import excerpt
 from . import compaction as cx
 from .engine_v1 import EngineCrash, EngineV1
 from .engine_v2 import EngineV2
@@ -21,11 +22,10 @@ from .messages import Msg, appended, for_transcript, public
 from .mirror import DIVERGENT, Mirror
 from .projection import Projection, project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
-from .records import HISTORY_TYPES, _envelope_ok, _event_ok, is_valid_v2
-from .vacuous import is_vacuous_content
-from ...text import excerpt
+from .records import HISTORY_TYPES, is_valid_loop_event, is_valid_v2
 from .steps import StepIndex
 from .transcript import TranscriptV1, TranscriptV2
+from .vacuous import is_vacuous_content
 
 
 @dataclass
@@ -58,12 +58,12 @@ class KimiReplay:
     invalid: list[tuple[Record, str]] = field(default_factory=list)  # (record, type) failing the schema
     crash: dict[str, str] = field(default_factory=dict)  # engine -> message
     first_line: int | None = None
-    v1_before_finish: list[Msg] = field(default_factory=list)
+    v1_before_finish: list[Msg] = field(default_factory=list)  # v1 history before the end-of-resume close
     fingerprint: Fingerprint | None = None
     full: bool = True  # transcripts keep every entry (needed to print a replay)
     projections: dict[tuple[str, bool, bool], Projection] = field(default_factory=dict)
     m1: Mirror | None = None  # light mode: the transcripts follow their live engines
-    m2: Mirror | None = None  # v1 history before the end-of-resume close
+    m2: Mirror | None = None
 
     @property
     def problems(self) -> list[LineProblem]:
@@ -114,7 +114,7 @@ def _feed_event(state: KimiReplay, rec: Record) -> None:
     """The common case, a loop event, with one dispatch instead of one per fold."""
     data, line = rec.data, rec.line
     event = data.get("event")
-    valid = (event.__class__ is dict and _envelope_ok(data) and _event_ok(event)) or is_valid_v2(LOOP, data)
+    valid = is_valid_loop_event(data, event)
     if not valid:
         state.invalid.append((rec, LOOP))
     try:
