@@ -15,17 +15,7 @@ from transcript_doctor.core import Report, ScanConfig, scan
 from transcript_doctor.model import FileResult
 from transcript_doctor.reporters import REPORTERS
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-
-
-def store_files() -> list[str]:
-    """Every store file under fixtures/, whatever kinds are implemented (others become files[].error)."""
-    out = []
-    for path in sorted(FIXTURES.rglob("*")):
-        if path.suffix in (".jsonl", ".ndjson", ".db") or (path.suffix == ".json" and path.name.startswith("export-")):
-            out.append(str(path.relative_to(ROOT)))
-    return out
+from .stores import ROOT, store_files
 
 
 def tdoc(*args: str) -> subprocess.CompletedProcess[bytes]:

@@ -16,8 +16,7 @@ from transcript_doctor.model import FileResult, Finding, Fix
 from transcript_doctor.reporters.sarif import FINGERPRINT_KEY, to_sarif
 from transcript_doctor.rules import RULES
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
+from .stores import ROOT, store_files
 SCHEMA = orjson.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_bytes())
 VALIDATOR = Draft4Validator(SCHEMA)
 runner = CliRunner()
@@ -25,15 +24,6 @@ runner = CliRunner()
 
 def errors(log: dict) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(log)]
-
-
-def store_files() -> list[str]:
-    """Every store file under fixtures/ (expected outputs and docs excluded), relative to the repo."""
-    out = []
-    for path in sorted(FIXTURES.rglob("*")):
-        if path.suffix in (".jsonl", ".ndjson", ".db") or (path.suffix == ".json" and path.name.startswith("export-")):
-            out.append(str(path.relative_to(ROOT)))
-    return out
 
 
 @pytest.fixture(scope="module")
