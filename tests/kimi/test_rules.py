@@ -44,7 +44,7 @@ def test_seed_case_reports_w101_and_c201_naming_u2(tmp_path: Path) -> None:
     c201 = only(found, "C201")
     assert (w101.line, w101.end_line) == (3, 5) and w101.engine == "v1"
     assert c201.line == 7 and c201.engine == "v2" and c201.severity == "error"
-    assert c201.evidence["D"] == 1
+    assert c201.evidence["D"] == 1 and c201.evidence["step_lines"] == [[3, 5]]
     assert [(m["role"], m["line"], m["text"]) for m in c201.evidence["lost"]] == [("user", 6, "u2")]
     assert c201.evidence["new_count"] == 1
     edits = [e.as_dict() for e in c201.fix.edits]

@@ -96,7 +96,18 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
                  f"v2 replay keeps history[{lc.count}:] and loses {d} real message(s): {lost}",
                  line=lc.line, engine="v2", fix=fix,
                  evidence={"D": d, "field": lc.field, "count": lc.count, "new_count": value,
-                           "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch})
+                           "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch,
+                           "step_lines": _step_ranges(state, lc.dropped_below)})
+
+
+def _step_ranges(state: Any, uuids: list[Any]) -> list[list[int]]:
+    """[first, last] journal line of each step named (the records a heal would remove)."""
+    ranges = []
+    for uuid in uuids:
+        step = state.steps.steps.get(uuid)
+        if step is not None and step.lines:
+            ranges.append([step.lines[0], step.lines[-1]])
+    return ranges
 
 
 def _can_read(state: Any) -> bool:
