@@ -1,11 +1,13 @@
-"""The eve store kind: detection by content, loading, replay."""
+"""The eve store kind: detection by content, loading, replay, line-edit heal."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..base import Options, Store, StoreKind
+from ...fixes.jsonl_heal import heal_lines, restore_lines
+from ...model import Finding
+from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .reader import read_stream, sniff
 from .replay import replay
 from .turns import Stream
@@ -31,6 +33,13 @@ class EveStore(Store):
 
     def replay(self, options: Options) -> Any:
         return replay(self.stream, self.display)
+
+    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        """Line edits only (a torn tail, the records of an attempt that left nothing)."""
+        return heal_lines(self, findings, options)
+
+    def restore(self, backup: Path) -> None:
+        restore_lines(self, backup)
 
 
 class EveKind(StoreKind):
