@@ -101,8 +101,17 @@ def heal_paths(paths: Iterable[str], config: ScanConfig, options: HealOptions) -
         return results, code
     if options.mode == "dry-run":
         return results, 1 if any(r.changed for r in results) else 0
-    left = any(allowed(f, options) for r in results for f in r.remaining)
+    left = any(allowed(f, options) and not _declared_unfixable(r, f) for r in results for f in r.remaining)
     return results, 1 if left else 0
+
+
+def _declared_unfixable(result: HealResult, f: Finding) -> bool:
+    """A finding whose fix the store's heal checked and refused (kept steps): not fixable."""
+    kept = {s.get("step") for s in result.skipped if s.get("step") is not None}
+    if not kept:
+        return False
+    ev = f.evidence or {}
+    return ev.get("step") in kept or bool(kept & set(ev.get("dropped_steps") or ()))
 
 
 def _failed(display: str, message: str) -> HealResult:
