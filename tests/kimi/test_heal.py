@@ -249,3 +249,33 @@ def test_a_step_the_heal_must_keep_is_reported_and_does_not_fail_the_heal(tmp_pa
     doc = json.loads(result.stdout)["results"][0]
     assert [s["step"] for s in doc["skipped"]] == ["v"] and "kept" in doc["skipped"][0]["reason"]
     assert path.read_bytes() == golden.read_bytes()  # the only candidate was kept: nothing written
+
+
+def test_a_step_begin_that_closed_pending_calls_is_replaced_by_its_results(tmp_path: Path) -> None:
+    """§9 case 2: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
+    plain removal would lose that close (and u2). The heal writes the explicit interrupted result."""
+    journal = (Journal().user("u1").step("a", [text("calling")], calls=[("c1", None)]).step("v", [think()])
+               .user("u2").kept_compaction(2).user("u3"))
+    path = journal.write(tmp_path / "wire.jsonl")
+    before = replay_stream(path, io.BytesIO(path.read_bytes()))
+    result = runner.invoke(app, ["heal", "--in-place", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.stdout)["results"][0]["details"]
+    assert details["removed_steps"] == ["v"]
+    lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    closes = [r for r in lines if r.get("event", {}).get("type") == "tool.result"]
+    assert [(c["event"]["toolCallId"], c["event"]["result"]["isError"]) for c in closes] == [("c1", True)]
+    after = replay_stream(path, io.BytesIO(path.read_bytes()))
+    gone = lambda m: (m.get("_src") or ("",))[0] == "step" and m["_src"][1] == "v"  # noqa: E731
+    assert compare.messages(after.v1.history) == compare.messages([m for m in before.v1.history if not gone(m)])
+    assert compare.messages(after.v1.history) == compare.messages(after.v2.history)
+
+
+def test_removing_the_step_with_the_highest_turn_warns_about_the_turn_clock(tmp_path: Path) -> None:
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    doc = json.loads(runner.invoke(app, ["heal", str(path), "--format", "json"]).stdout)
+    assert any("turnId" in w and "turn counter" in w for w in doc["results"][0]["warnings"])
+    later = (Journal().user("u1").step("s1", [think()], turn="1").user("u2")
+             .step("s2", [text("answer")], turn="2").legacy_compaction(4)).write(tmp_path / "later.jsonl")
+    doc = json.loads(runner.invoke(app, ["heal", str(later), "--format", "json"]).stdout)
+    assert doc["results"][0]["changed"] and doc["results"][0]["warnings"] == []

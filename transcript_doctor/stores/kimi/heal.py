@@ -13,7 +13,6 @@ and reported.
 from __future__ import annotations
 
 import hashlib
-import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ...fixes.jsonl import LinePlan, apply_lines, iter_applied
+from ...fixes.jsonl import LinePlan, iter_applied
 from ...model import Edit, Finding, TdocError
 from ..base import HealOptions, HealResult
 from .messages import INTERRUPTED_TEXT, public
@@ -181,10 +180,9 @@ def _turn_clock(state: KimiReplay, plan: KimiPlan) -> None:
 
 
 def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
-    out = io.BytesIO()
+    """The whole journal the plan would write (for previews and tests; heal itself streams)."""
     with open(state.path, "rb") as src:
-        apply_lines(src, out, LinePlan.from_edits(plan.edits(state)))
-    return out.getvalue()
+        return b"".join(iter_applied(src, LinePlan.from_edits(plan.edits(state))))
 
 
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:

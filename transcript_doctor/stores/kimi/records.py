@@ -38,13 +38,6 @@ def is_valid_v2(rtype: str, data: dict[str, Any]) -> bool:
     return _validator(rtype).is_valid(data)
 
 
-def is_valid_loop_event(data: dict[str, Any], event: Any) -> bool:
-    """`is_valid_v2` for a loop-event record whose `event` the caller already took out."""
-    if event.__class__ is dict and _envelope_ok(data) and _event_ok(event):
-        return True
-    return _validator("context.append_loop_event").is_valid(data)
-
-
 # --------------------------------------------------------------------------- fast path
 # Each predicate below only ever says "valid" for records the schema accepts; when unsure it
 # says False and the schema validator runs.

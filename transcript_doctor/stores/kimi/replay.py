@@ -22,7 +22,7 @@ from .messages import Msg, appended, for_transcript, public
 from .mirror import DIVERGENT, Mirror
 from .projection import Projection, project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
-from .records import HISTORY_TYPES, is_valid_loop_event, is_valid_v2
+from .records import HISTORY_TYPES, is_valid_v2
 from .steps import StepIndex
 from .transcript import TranscriptV1, TranscriptV2
 from .vacuous import is_vacuous_content
@@ -107,55 +107,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     return state
 
 
-LOOP = "context.append_loop_event"
-
-
-def _feed_event(state: KimiReplay, rec: Record) -> None:
-    """The common case, a loop event, with one dispatch instead of one per fold."""
-    data, line = rec.data, rec.line
-    event = data.get("event")
-    valid = is_valid_loop_event(data, event)
-    if not valid:
-        state.invalid.append((rec, LOOP))
-    try:
-        state.steps.observe(rec)
-    except TypeError:
-        pass
-    crash = state.crash
-    if "v1" not in crash:
-        m1 = state.m1
-        try:
-            if m1 is None:
-                state.v1._loop_event(data, line)
-                state.t1.apply(LOOP, data, line)
-            elif m1.active:
-                m1.before(LOOP, data, line, None)
-                state.v1._loop_event(data, line)
-                m1.after()
-            else:
-                state.v1._loop_event(data, line)
-        except Exception as exc:  # noqa: BLE001 - any failure is that engine failing on this input
-            crash["v1"] = _crash_text(exc, line, LOOP)
-    if valid and "v2" not in crash and state.v2.same_agent(data):
-        m2 = state.m2
-        try:
-            if m2 is None:
-                state.v2.fold.event(event, line)
-                state.t2.apply(LOOP, data, line)
-            elif m2.active:
-                m2.before(LOOP, data, line, None)
-                state.v2.fold.event(event, line)
-                m2.after()
-            else:
-                state.v2.fold.event(event, line)
-        except Exception as exc:  # noqa: BLE001
-            crash["v2"] = _crash_text(exc, line, LOOP)
-
-
 def _feed(state: KimiReplay, rec: Record) -> None:
-    if rec.type == LOOP and state.first_line is not None:
-        _feed_event(state, rec)
-        return
     if state.first_line is None:
         state.first_line = rec.line
         state.header = header_of(rec)
