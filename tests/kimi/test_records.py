@@ -54,6 +54,13 @@ RECORDS = st.one_of(
               shaped({"agentId": "main", "time": 5})),
     st.builds(lambda env: {"type": "context.clear", **env}, shaped({"agentId": "main", "time": 5})),
     st.builds(lambda env: {"type": "swarm_mode.exit", **env}, shaped({"agentId": "main"})),
+    st.builds(lambda d, env: {"type": "context.apply_compaction", **d, **env},
+              shaped({"summary": "s", "contextSummary": "c", "compactedCount": 3, "count": 3,
+                      "keptUserMessageCount": 2, "keptHeadUserMessageCount": None, "legacyTail": False}),
+              shaped({"agentId": "main", "time": 5})),
+    st.builds(lambda d, env: {"type": "context.undo", **d, **env},
+              st.fixed_dictionaries({"count": st.one_of(st.integers(-2, 2**53 + 2), ANY)}),
+              shaped({"agentId": "main"})),
 )
 
 
@@ -70,6 +77,8 @@ def test_common_records_take_the_fast_path_and_bad_ones_are_explained() -> None:
     ok = {"type": "context.append_loop_event", "event": {"type": "content.part", "stepUuid": "s",
                                                           "part": {"type": "think", "think": "", "encrypted": None}}}
     assert records._FAST[ok["type"]](ok) and is_valid_v2(ok["type"], ok)
+    kept = {"type": "context.apply_compaction", "summary": "s", "compactedCount": 4, "keptUserMessageCount": 2}
+    assert records._FAST[kept["type"]](kept) and is_valid_v2(kept["type"], kept)
     bad = {"type": "context.undo", "count": 0}
     assert not is_valid_v2("context.undo", bad)
     assert problems("context.undo", bad) == ["count: 0 is less than the minimum of 1"]

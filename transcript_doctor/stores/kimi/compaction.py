@@ -3,6 +3,7 @@ summary and elision messages, and the transcript's `foldedLength` recovery."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,13 @@ def is_real_user_input(m: Msg) -> bool:
 
 
 def is_compactable(m: Msg) -> bool:
-    return is_real_user_input(m) and origin_kind(m) != "compaction_summary"
+    """What a kept-users compaction can keep: real user input (which is never a summary)."""
+    return is_real_user_input(m)
+
+
+def compactable_users(messages: list[Msg], start: int = 0) -> list[Msg]:
+    """The messages from `start` on that a kept-users compaction can keep, in order."""
+    return [m for m in messages[start:] if m.get("role") == "user" and is_real_user_input(m)]
 
 
 # --------------------------------------------------------------------------- token estimate
@@ -95,6 +102,8 @@ def _text_of(m: Msg) -> str:
 
 def _prefix_within(text: str, budget: int) -> str:
     """The longest beginning of `text` whose estimate stays within `budget`."""
+    if text.isascii():  # ceil(n / 4) <= budget  <=>  n <= 4 * budget
+        return text[: max(budget, 0) * 4]
     ascii_count = other = 0
     for i, ch in enumerate(text):
         if ord(ch) <= 127:
@@ -233,12 +242,13 @@ def kept_users_shape(selection: Selection, summary: Msg) -> list[Msg]:
     return out
 
 
-def recover_folded_length(record: Msg, users_since_clear: list[Msg], folded: int) -> int:
-    """The live length a transcript believes follows a compaction record (same in v1 and v2)."""
+def recover_folded_length(record: Msg, users_since_clear: Callable[[], list[Msg]], folded: int) -> int:
+    """The live length a transcript believes follows a compaction record (same in v1 and v2).
+    `users_since_clear` is only called when the record's counts do not decide it."""
     kept = record.get("keptUserMessageCount")
     if is_number(kept):
         return int(kept) + (1 if record.get("keptHeadUserMessageCount") is None else 2)
     count = record.get("compactedCount")
     if is_number(count) and count < folded:
         return int(1 + (folded - count))
-    return len(select_recent(users_since_clear)) + 1
+    return len(select_recent(users_since_clear())) + 1

@@ -18,6 +18,14 @@ class EngineCrash(Exception):
     """The engine's replay throws outright (not a per-record resume error)."""
 
 
+def crash_text(exc: Exception, line: int, rtype: str | None) -> str:
+    """What to report when applying a record makes an engine fail."""
+    if isinstance(exc, EngineCrash):
+        return str(exc)
+    # Malformed input the real engine would also choke on: report it, never trace back.
+    return f"line {line}: {type(exc).__name__} while applying {rtype}"
+
+
 class EngineV1:
     name = "v1"
 
@@ -38,6 +46,10 @@ class EngineV1:
         self.open_steps.clear()
         self.pending.clear()
         self.deferred = []
+
+    def event_handlers(self) -> dict[str, Callable[[dict[str, Any], int], None]]:
+        """The bound loop-event handlers by kind, for a driver that dispatches once per event."""
+        return {kind: handler.__get__(self) for kind, handler in _EVENTS.items()}
 
     def error(self, line: int, text: str) -> None:
         self.errors.append(f"line {line}: {text}")
@@ -101,28 +113,34 @@ class EngineV1:
     # -- loop events -----------------------------------------------------------------------
 
     def _step_begin(self, event: dict[str, Any], line: int) -> None:
+        uuid = event.get("uuid")
         if self.pending:
-            self.closed_at_begin[event.get("uuid")] = list(self.pending)
-        self.close_pending()
-        msg = step_assistant(event.get("uuid"), line, partial=False)
+            self.closed_at_begin[uuid] = list(self.pending)
+            self.close_pending()
+        msg = step_assistant(uuid, line, partial=False)
         self.history.append(msg)
-        self.open_steps[event.get("uuid")] = msg
+        self.open_steps[uuid] = msg
 
     def _step_end(self, event: dict[str, Any], line: int) -> None:
         self.open_steps.pop(event.get("uuid"), None)
-        self.flush()
+        if self.deferred and not self.pending:
+            self.flush()
 
     def _content_part(self, event: dict[str, Any], line: int) -> None:
-        msg = self._step_for(event, line, "content part")
-        if msg is not None and not self.light:
+        msg = self.open_steps.get(event.get("stepUuid"))
+        if msg is None:
+            self._not_open(event, line, "content part")
+        elif not self.light:
             msg["content"].append(event.get("part"))
 
     def _tool_call(self, event: dict[str, Any], line: int) -> None:
-        msg = self._step_for(event, line, "tool call")
-        if msg is not None:
-            if not self.light:
-                msg["toolCalls"].append(tool_call(event))
-            self.pending[event.get("toolCallId")] = None
+        msg = self.open_steps.get(event.get("stepUuid"))
+        if msg is None:
+            self._not_open(event, line, "tool call")
+            return
+        if not self.light:
+            msg["toolCalls"].append(tool_call(event))
+        self.pending[event.get("toolCallId")] = None
 
     def _tool_result(self, event: dict[str, Any], line: int) -> None:
         call_id = event.get("toolCallId")
@@ -130,14 +148,12 @@ class EngineV1:
             return
         del self.pending[call_id]
         self.history.append({"role": "tool", "toolCallId": call_id} if self.light else tool_message(event, line))
-        self.flush()
+        if self.deferred and not self.pending:
+            self.flush()
 
-    def _step_for(self, event: dict[str, Any], line: int, what: str) -> Msg | None:
-        msg = self.open_steps.get(event.get("stepUuid"))
-        if msg is None:
-            self.unknown_step_lines.append(line)
-            self.error(line, f"{what} for step {event.get('stepUuid')!r}, which is not open")
-        return msg
+    def _not_open(self, event: dict[str, Any], line: int, what: str) -> None:
+        self.unknown_step_lines.append(line)
+        self.error(line, f"{what} for step {event.get('stepUuid')!r}, which is not open")
 
     # -- pending and deferred ----------------------------------------------------------------
 
@@ -188,7 +204,7 @@ def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int) -
     count = record.get("compactedCount")
     if "keptUserMessageCount" not in record and cx.is_number(count) and count < len(history):
         return [summary, *history[max(int(count), 0) :]]
-    users = [m for m in history if cx.is_compactable(m)]
+    users = cx.compactable_users(history)
     if record.get("keptHeadUserMessageCount") is None:
         selection = cx.Selection(tail=cx.select_recent(users))
     else:

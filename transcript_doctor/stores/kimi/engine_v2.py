@@ -134,7 +134,7 @@ def compaction_shape_v2(history: list[Msg], record: dict[str, Any], line: int) -
             start = record.get("count")
         start = int(start) if cx.is_number(start) else 0
         return [summary, *history[max(start, 0) :]]
-    selection = cx.select_head_tail([m for m in history if cx.is_compactable(m)])
+    selection = cx.select_head_tail(cx.compactable_users(history))
     return _tag(cx.kept_users_shape(selection, summary), line)
 
 

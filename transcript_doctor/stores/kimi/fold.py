@@ -36,6 +36,8 @@ class LoopFold:
 
     def __init__(self, sink: Sink, on_drop: Callable[[Any, int], None] | None = None, light: bool = False) -> None:
         self.sink = sink
+        # Pushing is the commonest thing a fold does: straight onto the list when the sink is plain.
+        self._push = sink.messages.append if type(sink) is Sink else sink.push
         self.light = light  # count-only mode: track steps and calls, build no message content
         self.on_drop = on_drop
         self.pending: dict[Any, None] = {}
@@ -56,15 +58,19 @@ class LoopFold:
         if self.pending:
             self.deferred.append(msg)
         else:
-            self.sink.push(msg)
+            self._push(msg)
 
     def flush_deferred(self) -> None:
         if not self.pending and self.deferred:
             waiting, self.deferred = self.deferred, []
             for msg in waiting:
-                self.sink.push(msg)
+                self._push(msg)
 
     # -- loop events ----------------------------------------------------------------------
+
+    def event_handlers(self) -> dict[str, Callable[[dict[str, Any], int], None]]:
+        """The bound loop-event handlers by kind, for a driver that dispatches once per event."""
+        return {kind: handler.__get__(self) for kind, handler in self._HANDLERS.items()}
 
     def event(self, event: dict[str, Any], line: int) -> None:
         handler = self._HANDLERS.get(event.get("type"))
@@ -72,10 +78,12 @@ class LoopFold:
             handler(self, event, line)
 
     def _step_begin(self, event: dict[str, Any], line: int) -> None:
-        self.settle(line)
-        msg = step_assistant(event.get("uuid"), line, partial=True)
-        self.sink.push(msg)
-        self.open_step = event.get("uuid")
+        if self.open_step is not None:
+            self.settle(line)
+        uuid = event.get("uuid")
+        msg = step_assistant(uuid, line, partial=True)
+        self._push(msg)
+        self.open_step = uuid
         self.open_msg = msg
         self.open_has_calls = False
         self.open_vacuous = True
@@ -83,22 +91,27 @@ class LoopFold:
     def _step_end(self, event: dict[str, Any], line: int) -> None:
         if event.get("finishReason") in FAILED_FINISH:
             return  # a failed step stays open until something settles it
-        self.settle(line)
-        self.flush_deferred()
+        if self.open_step is not None:
+            self.settle(line)
+        if self.deferred and not self.pending:
+            self.flush_deferred()
 
     def _content_part(self, event: dict[str, Any], line: int) -> None:
-        if not self._accepts(event.get("stepUuid")) or self.open_msg is None:
+        msg = self.open_msg
+        if msg is None or self.open_step is None or event.get("stepUuid") != self.open_step:
             return
         part = event.get("part")
         if not self.light:
-            self.open_msg["content"].append(part)
-        self.open_vacuous = self.open_vacuous and is_vacuous_part(part)
+            msg["content"].append(part)
+        if self.open_vacuous:
+            self.open_vacuous = is_vacuous_part(part)
 
     def _tool_call(self, event: dict[str, Any], line: int) -> None:
-        if not self._accepts(event.get("stepUuid")) or self.open_msg is None:
+        msg = self.open_msg
+        if msg is None or self.open_step is None or event.get("stepUuid") != self.open_step:
             return
         if not self.light:
-            self.open_msg["toolCalls"].append(tool_call(event))
+            msg["toolCalls"].append(tool_call(event))
         self.pending[event.get("toolCallId")] = None
         self.open_has_calls = True
 
@@ -107,8 +120,9 @@ class LoopFold:
         if call_id not in self.pending:
             return  # stale, duplicate or orphan: ignored
         del self.pending[call_id]
-        self.sink.push({"role": "tool", "toolCallId": call_id} if self.light else tool_message(event, line))
-        self.flush_deferred()
+        self._push({"role": "tool", "toolCallId": call_id} if self.light else tool_message(event, line))
+        if self.deferred and not self.pending:
+            self.flush_deferred()
 
     _HANDLERS: dict[str, Callable[[LoopFold, dict[str, Any], int], None]] = {
         "step.begin": _step_begin,
@@ -118,19 +132,18 @@ class LoopFold:
         "tool.result": _tool_result,
     }
 
-    def _accepts(self, step_uuid: Any) -> bool:
-        return self.open_step is not None and step_uuid == self.open_step
-
     # -- settle ---------------------------------------------------------------------------
 
     def settle(self, line: int) -> None:
         """Close the open step: interrupt its pending calls, then drop it if vacuous, else seal it."""
         if self.open_step is None:
             return
-        for call_id in list(self.pending):
-            self.sink.push(interrupted_message(call_id))
-        self.pending.clear()
-        self.flush_deferred()
+        if self.pending:
+            for call_id in self.pending:
+                self._push(interrupted_message(call_id))
+            self.pending.clear()
+        if self.deferred:
+            self.flush_deferred()
         msg = self.open_msg
         if msg is not None:
             if not self.open_has_calls and self.open_vacuous:

@@ -13,7 +13,7 @@ and reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,20 +188,14 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
     """Replay the journal the plan would write (streamed line by line, so memory stays bounded)
     and keep that replay when both engines accept it."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256()  # the reader hashes every line it reads
     with open(state.path, "rb") as src:
-        lines = _hashed(iter_applied(src, LinePlan.from_edits(plan.edits(state))), digest)
-        healed = replay_stream(Path("<healed>"), lines, full=False)  # type: ignore[arg-type]
+        lines = iter_applied(src, LinePlan.from_edits(plan.edits(state)))
+        healed = replay_stream(Path("<healed>"), lines, digest, full=False)  # type: ignore[arg-type]
     if not accepts(state, healed, set(plan.removed), set(plan.tombstoned)):
         return False
     plan.healed, plan.healed_sha256 = healed, digest.hexdigest()
     return True
-
-
-def _hashed(lines: Iterable[bytes], digest: Any) -> Iterator[bytes]:
-    for line in lines:
-        digest.update(line)
-        yield line
 
 
 def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombstoned: set[Any] = frozenset()) -> bool:

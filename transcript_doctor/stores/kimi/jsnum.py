@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
+import orjson
+
 _encode_str = json.JSONEncoder(ensure_ascii=False).encode
+_MAX_SAFE = 2**53
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds surrogates only when unpaired
+
+
+def _js_string(text: str) -> str:
+    """A JSON string literal as JSON.stringify writes it (lone surrogates escaped, lowercase)."""
+    out = _encode_str(text)
+    if _LONE_SURROGATE.search(out) is None:
+        return out
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
 
 
 def js_number(value: float) -> str:
@@ -45,7 +58,31 @@ def js_key_order(obj: dict[str, Any]) -> list[str]:
     return indices + [k for k in keys if not _is_array_index(k)]
 
 
+def _flat_and_plain(obj: dict[Any, Any]) -> bool:
+    """A flat object whose JS serialisation is orjson's: string keys that cannot be array
+    indices (so insertion order is JS order), values strings, booleans, null or safe integers.
+    orjson escapes strings exactly as JSON.stringify does (tests compare every code point)."""
+    for key, value in obj.items():
+        if key.__class__ is not str or key[:1].isdigit():
+            return False
+        kind = value.__class__
+        if kind is str or kind is bool or value is None:
+            continue
+        if kind is not int or not -_MAX_SAFE <= value <= _MAX_SAFE:
+            return False
+    return True
+
+
 def js_stringify(value: Any) -> str:
+    if value.__class__ is dict and _flat_and_plain(value):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:
+            pass  # a lone surrogate (read by the stdlib fallback): JSON.stringify escapes it
+    return _stringify(value)
+
+
+def _stringify(value: Any) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -53,14 +90,14 @@ def js_stringify(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, str):
-        return _encode_str(value)
+        return _js_string(value)
     if isinstance(value, int):
         # JSON.parse reads every number as a double: big integers lose digits.
         return str(value) if abs(value) <= 2**53 else js_number(float(value))
     if isinstance(value, float):
         return js_number(value)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{_encode_str(k)}:{js_stringify(value[k])}" for k in js_key_order(value)) + "}"
+        return "{" + ",".join(f"{_js_string(k)}:{_stringify(value[k])}" for k in js_key_order(value)) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+        return "[" + ",".join(_stringify(v) for v in value) + "]"
     return "null"

@@ -28,22 +28,27 @@ def step_assistant(uuid: Any, line: int, partial: bool) -> Msg:
 
 
 def tool_call(event: dict[str, Any]) -> dict[str, Any]:
-    """The ToolCall a `tool.call` event records (a fresh dict per fold; arguments serialised once)."""
-    arguments = event.get("\x00arguments")
-    if arguments is None and "args" in event:
-        arguments = event["\x00arguments"] = js_stringify(event["args"])
-    call: dict[str, Any] = {
-        "type": "function",
-        "id": event.get("toolCallId"),
-        "name": event.get("name"),
-        "arguments": arguments,
-    }
-    if "extras" in event:
-        call["extras"] = event["extras"]
+    """The ToolCall a `tool.call` event records: built once (arguments serialised as JS would),
+    then shared by every fold that keeps it, like the tool message below."""
+    call = event.get("\x00call")
+    if call is None:
+        call = event["\x00call"] = {
+            "type": "function",
+            "id": event.get("toolCallId"),
+            "name": event.get("name"),
+            "arguments": js_stringify(event["args"]) if "args" in event else None,
+        }
+        if "extras" in event:
+            call["extras"] = event["extras"]
     return call
 
 
 def tool_message(event: dict[str, Any], line: int) -> Msg:
+    """The tool message a `tool.result` event adds: built once, then shared by every fold that
+    keeps it (history messages are never mutated in place; compaction copies what it trims)."""
+    cached = event.get("\x00message")
+    if cached is not None:
+        return cached
     result = event.get("result") if isinstance(event.get("result"), dict) else {}
     output = result.get("output")
     content = output if isinstance(output, list) else [{"type": "text", "text": output if isinstance(output, str) else ""}]
@@ -53,6 +58,7 @@ def tool_message(event: dict[str, Any], line: int) -> Msg:
     if "note" in result:
         msg["note"] = result["note"]
     msg["_src"] = ("rec", line)
+    event["\x00message"] = msg
     return msg
 
 

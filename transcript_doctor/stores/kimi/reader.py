@@ -117,54 +117,58 @@ def read_records(fh: Iterable[bytes], stats: ReadStats) -> Iterator[Record | Lin
     line ending as trailing whitespace); the header's version decides the in-memory migrations."""
     migrate_1_0 = False
     first = True
-    offset = number = 0
+    offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
-    for raw in fh:
-        number += 1
-        start = offset
-        offset += len(raw)
-        if update is not None:
-            update(raw)
-        if raw[-1:] != b"\n":
-            stats.final_newline = False
-        elif raw[-2:] == b"\r\n":
-            stats.crlf = True
-        try:
-            obj = loads(raw)
-        except orjson.JSONDecodeError:
-            body = _body(raw)
-            if not body.strip():
-                continue
+    crlf = False
+    try:
+        for raw in fh:
+            number += 1
+            start = offset
+            offset += len(raw)
+            if update is not None:
+                update(raw)
+            if raw[-1:] != b"\n":
+                stats.final_newline = False
+            elif not crlf and raw[-2:] == b"\r\n":
+                crlf = stats.crlf = True
             try:
-                obj = parse_line(body)
-            except (ValueError, UnicodeDecodeError) as exc:
-                # Only the last line can lack its newline: a torn write, which the runtimes drop.
-                kind = "torn" if not stats.final_newline else "corrupt"
-                problem = LineProblem(number, start, kind, _describe(exc), len(body))
+                obj = loads(raw)
+            except orjson.JSONDecodeError:
+                body = _body(raw)
+                if not body.strip():
+                    continue
+                try:
+                    obj = parse_line(body)
+                except (ValueError, UnicodeDecodeError) as exc:
+                    # Only the last line can lack its newline: a torn write, which the runtimes drop.
+                    kind = "torn" if not stats.final_newline else "corrupt"
+                    problem = LineProblem(number, start, kind, _describe(exc), len(body))
+                    stats.problems.append(problem)
+                    yield problem
+                    continue
+            if obj.__class__ is not dict:
+                detail = f"a JSON {type(obj).__name__}, not an object"
+                problem = LineProblem(number, start, "not-object", detail, len(_body(raw)))
                 stats.problems.append(problem)
                 yield problem
                 continue
-        if obj.__class__ is not dict:
-            detail = f"a JSON {type(obj).__name__}, not an object"
-            problem = LineProblem(number, start, "not-object", detail, len(_body(raw)))
-            stats.problems.append(problem)
-            yield problem
-            continue
-        rtype = obj.get("type")
-        if rtype.__class__ is not str:
-            rtype = None
-        rec = Record(number, start, rtype, obj)
-        if first:
-            first = False
-            head = header_of(rec)
-            migrate_1_0 = head is not None and version_tuple(head.protocol_version) == (1, 0)
-        elif migrate_1_0 and rtype == "context.append_message":
-            flatten_tool_calls(obj.get("message"))
-        stats.records += 1
-        yield rec
-    stats.lines = number
-    stats.bytes = offset
+            rtype = obj.get("type")
+            if rtype.__class__ is not str:
+                rtype = None
+            rec = Record(number, start, rtype, obj)
+            if first:
+                first = False
+                head = header_of(rec)
+                migrate_1_0 = head is not None and version_tuple(head.protocol_version) == (1, 0)
+            elif migrate_1_0 and rtype == "context.append_message":
+                flatten_tool_calls(obj.get("message"))
+            records += 1
+            yield rec
+    finally:  # also when the consumer stops early: the counts cover what was read
+        stats.records += records
+        stats.lines = number
+        stats.bytes = offset
 
 
 def _describe(exc: Exception) -> str:

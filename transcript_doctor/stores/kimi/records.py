@@ -60,8 +60,12 @@ def _one_of(value: Any, choices: frozenset[str]) -> bool:
 
 
 def _envelope_ok(data: dict[str, Any]) -> bool:
+    """`time` absent or a number, `agentId` absent or a string (written out: this runs per record)."""
     time = data.get("time", _MISSING)
-    return _opt(data, "agentId", str) and (time is _MISSING or type(time) in (int, float))
+    if time is not _MISSING and time.__class__ is not int and time.__class__ is not float:
+        return False
+    agent = data.get("agentId", _MISSING)
+    return agent is _MISSING or agent.__class__ is str
 
 
 def _part_ok(p: Any) -> bool:
@@ -103,31 +107,81 @@ def _message_ok(m: Any) -> bool:
     return _opt(m, "toolCallId", str) and _opt(m, "isError", bool) and _opt(m, "partial", bool)
 
 
+def _step_event_ok(e: dict[str, Any]) -> bool:
+    turn = e.get("turnId", _MISSING)
+    step = e.get("step", _MISSING)
+    finish = e.get("finishReason", _MISSING)
+    return (
+        e.get("uuid").__class__ is str
+        and (turn is _MISSING or turn.__class__ is str)
+        and (step is _MISSING or step.__class__ is int)
+        and (finish is _MISSING or finish.__class__ is str)
+    )
+
+
+def _part_event_ok(e: dict[str, Any]) -> bool:
+    return type(e.get("stepUuid")) is str and _part_ok(e.get("part"))
+
+
+def _call_event_ok(e: dict[str, Any]) -> bool:
+    return type(e.get("stepUuid")) is str and type(e.get("toolCallId")) is str and type(e.get("name")) is str
+
+
+def _result_event_ok(e: dict[str, Any]) -> bool:
+    result = e.get("result")
+    if type(e.get("toolCallId")) is not str or type(result) is not dict:
+        return False
+    output = result.get("output")
+    return (type(output) is str or _parts_ok(output)) and _opt(result, "isError", bool)
+
+
+# Per loop-event kind: a fast "certainly valid" check of the event object (a dict). The replay's
+# hot path calls these directly, together with `envelope_ok` for the record around the event.
+EVENT_FAST: dict[str, Any] = {
+    "step.begin": _step_event_ok,
+    "step.end": _step_event_ok,
+    "content.part": _part_event_ok,
+    "tool.call": _call_event_ok,
+    "tool.result": _result_event_ok,
+}
+envelope_ok = _envelope_ok
+
+
 def _event_ok(e: Any) -> bool:
     if type(e) is not dict:
         return False
     kind = e.get("type")
-    if kind in ("step.begin", "step.end"):
-        return (
-            type(e.get("uuid")) is str
-            and _opt(e, "turnId", str)
-            and _opt(e, "step", int)
-            and _opt(e, "finishReason", str)
-        )
-    if kind == "content.part":
-        return type(e.get("stepUuid")) is str and _part_ok(e.get("part"))
-    if kind == "tool.call":
-        return type(e.get("stepUuid")) is str and type(e.get("toolCallId")) is str and type(e.get("name")) is str
-    if kind == "tool.result":
-        result = e.get("result")
-        if type(e.get("toolCallId")) is not str or type(result) is not dict:
-            return False
-        output = result.get("output")
-        return (type(output) is str or _parts_ok(output)) and _opt(result, "isError", bool)
-    return False
+    check = EVENT_FAST.get(kind) if type(kind) is str else None
+    return check is not None and check(e)
+
+
+def _count_ok(value: Any, nullable: bool = False) -> bool:
+    return value is _MISSING or (value is None and nullable) or (value.__class__ is int and value >= 0)
+
+
+def _compaction_ok(d: dict[str, Any]) -> bool:
+    """String summaries only (a message-object summary goes to the schema)."""
+    context = d.get("contextSummary", _MISSING)
+    legacy = d.get("legacyTail", _MISSING)
+    return (
+        d.get("summary").__class__ is str
+        and (context is _MISSING or context.__class__ is str)
+        and (legacy is _MISSING or legacy.__class__ is bool)
+        and _count_ok(d.get("compactedCount", _MISSING))
+        and _count_ok(d.get("count", _MISSING))
+        and _count_ok(d.get("keptUserMessageCount", _MISSING), nullable=True)
+        and _count_ok(d.get("keptHeadUserMessageCount", _MISSING), nullable=True)
+    )
+
+
+def _undo_ok(d: dict[str, Any]) -> bool:
+    count = d.get("count")
+    return count.__class__ is int and 1 <= count <= 2**53 - 1
 
 
 _FAST: dict[str, Any] = {
+    "context.apply_compaction": _compaction_ok,
+    "context.undo": _undo_ok,
     "context.append_message": lambda d: _message_ok(d.get("message")),
     "context.append_loop_event": lambda d: _event_ok(d.get("event")),
     "context.clear": lambda d: True,

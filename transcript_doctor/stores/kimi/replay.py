@@ -16,13 +16,14 @@ from typing import IO, Any
 from ...fixes.atomic import Fingerprint
 from ...text import excerpt
 from . import compaction as cx
-from .engine_v1 import EngineCrash, EngineV1
+from .engine_v1 import EngineV1, crash_text
 from .engine_v2 import EngineV2
 from .messages import Msg, appended, for_transcript, public
 from .mirror import DIVERGENT, Mirror
 from .projection import Projection, project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
+from .route import LOOP, LoopRoute
 from .steps import StepIndex
 from .transcript import TranscriptV1, TranscriptV2
 from .vacuous import is_vacuous_content
@@ -85,11 +86,13 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> Kim
     return state
 
 
-def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True) -> KimiReplay:
+def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
+                  hot_path: bool = True) -> KimiReplay:
     """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent).
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
-    behind each compaction, so memory follows the live history instead of the file size.
+    behind each compaction, so memory follows the live history instead of the file size; loop
+    events then take the hot path of route.py (`hot_path=False` is the reference it must match).
     """
     state = KimiReplay(path=path, full=full)
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
@@ -100,8 +103,11 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
         state.m1 = Mirror(state.t1, state.v1, "v1")
         state.m2 = Mirror(state.t2, state.v2, "v2")
     state.stats.hasher = hasher
+    take = LoopRoute(state).take if hot_path and not full else None
     for item in read_records(fh, state.stats):
         if item.__class__ is Record:
+            if take is not None and item.type == LOOP and state.first_line is not None and take(item):  # type: ignore
+                continue
             _feed(state, item)  # type: ignore[arg-type]
     _finish(state)
     return state
@@ -137,12 +143,12 @@ def _feed(state: KimiReplay, rec: Record) -> None:
         try:
             _apply_side(state.v1, state.t1, state.m1, rtype, data, line, msg)
         except Exception as exc:  # noqa: BLE001 - any failure is that engine failing on this input
-            crash["v1"] = _crash_text(exc, line, rtype)
+            crash["v1"] = crash_text(exc, line, rtype)
     if valid and "v2" not in crash and state.v2.same_agent(data):
         try:
             _apply_side(state.v2, state.t2, state.m2, rtype, data, line, msg, True)
         except Exception as exc:  # noqa: BLE001
-            crash["v2"] = _crash_text(exc, line, rtype)
+            crash["v2"] = crash_text(exc, line, rtype)
 
 
 def _apply_side(live: Any, transcript: Any, mirror: Mirror | None, rtype: str, data: dict[str, Any], line: int,
@@ -157,13 +163,6 @@ def _apply_side(live: Any, transcript: Any, mirror: Mirror | None, rtype: str, d
     live.apply(rtype, data, line, msg, *extra)
     if mirror.active:
         mirror.after()
-
-
-def _crash_text(exc: Exception, line: int, rtype: str) -> str:
-    if isinstance(exc, EngineCrash):
-        return str(exc)
-    # Malformed input the real engine would also choke on: report it, never trace back.
-    return f"line {line}: {type(exc).__name__} while applying {rtype}"
 
 
 def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:

@@ -2,42 +2,56 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from .reader import Record
 from .vacuous import is_vacuous_part
 
 
-@dataclass
 class StepRecords:
-    uuid: Any
-    begin: int | None = None
-    begin_offset: int | None = None
-    parts: list[int] = field(default_factory=list)
-    calls: list[int] = field(default_factory=list)
-    results: list[int] = field(default_factory=list)
-    ends: list[int] = field(default_factory=list)
-    finish: str | None = None
-    turn_id: Any = None
-    vacuous: bool = True  # every content part recorded so far is vacuous
-    call_ids: list[Any] = field(default_factory=list)
+    """The journal lines of one step's records (a plain slots class: one is built per step)."""
+
+    __slots__ = ("uuid", "begin", "begin_offset", "parts", "calls", "results", "ends", "finish", "turn_id",
+                 "vacuous", "call_ids")
+
+    def __init__(self, uuid: Any) -> None:
+        self.uuid = uuid
+        self.begin: int | None = None
+        self.begin_offset: int | None = None
+        self.parts: list[int] = []
+        self.calls: list[int] = []
+        self.results: list[int] = []
+        self.ends: list[int] = []
+        self.finish: str | None = None
+        self.turn_id: Any = None
+        self.vacuous = True  # every content part recorded so far is vacuous
+        self.call_ids: list[Any] = []
 
     @property
     def lines(self) -> list[int]:
         found = [self.begin] if self.begin is not None else []
         return sorted(found + self.parts + self.calls + self.results + self.ends)
 
+    def __repr__(self) -> str:
+        return f"StepRecords({self.uuid!r}, lines={self.lines})"
+
 
 class StepIndex:
-    """Step uuid -> its records, built as the journal streams by."""
+    """Step uuid -> its records, built as the journal streams by.
+
+    One method per loop-event kind, each taking the event and its record; the replay's hot path
+    calls them directly (`handler(kind)`), `observe` dispatches any record.
+    """
 
     def __init__(self, prune: bool = False) -> None:
         self.prune = prune  # forget steps that settled normally with content: no rule needs them
         self.steps: dict[Any, StepRecords] = {}
         self._call_step: dict[Any, Any] = {}
         self.max_turn: int | None = None
-        self.max_turn_steps: set[Any] = set()
+        self.max_turn_steps: set[Any] = set()  # the steps of the turn with the highest number
+        self._last_turn_id: Any = _NO_TURN  # the previous step.begin's turnId ...
+        self._last_turn_max = False  # ... and whether it is max_turn
 
     def get(self, uuid: Any) -> StepRecords:
         step = self.steps.get(uuid)
@@ -52,31 +66,53 @@ class StepIndex:
         if not isinstance(event, dict):
             return
         kind = event.get("type")
-        if kind == "step.begin":
-            step = self.get(event.get("uuid"))
-            step.begin = rec.line
-            step.begin_offset = rec.offset
-            step.turn_id = event.get("turnId")
-            self._turn(event.get("turnId"), event.get("uuid"))
-        elif kind == "step.end":
-            step = self.get(event.get("uuid"))
-            step.ends.append(rec.line)
-            step.finish = event.get("finishReason")
-            if self.prune and step.finish not in ("error", "interrupted") and (step.calls or not step.vacuous):
-                self._forget(step)
-        elif kind == "content.part":
-            step = self.get(event.get("stepUuid"))
-            step.parts.append(rec.line)
-            step.vacuous = step.vacuous and is_vacuous_part(event.get("part"))
-        elif kind == "tool.call":
-            step = self.get(event.get("stepUuid"))
-            step.calls.append(rec.line)
-            step.call_ids.append(event.get("toolCallId"))
-            self._call_step[event.get("toolCallId")] = event.get("stepUuid")
-        elif kind == "tool.result":
-            owner = self._call_step.get(event.get("toolCallId"))
-            if owner is not None:
-                self.get(owner).results.append(rec.line)
+        handler = self.handler(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(event, rec)
+
+    def handler(self, kind: str) -> Callable[[dict[str, Any], Record], None] | None:
+        """The bound method indexing loop events of this kind (None for kinds that index nothing)."""
+        name = _HANDLERS.get(kind)
+        return getattr(self, name) if name else None
+
+    def step_begin(self, event: dict[str, Any], rec: Record) -> None:
+        uuid = event.get("uuid")
+        step = self.steps.get(uuid) or self.get(uuid)
+        step.begin = rec.line
+        step.begin_offset = rec.offset
+        step.turn_id = turn_id = event.get("turnId")
+        if turn_id != self._last_turn_id:
+            self._turn(turn_id)
+        if self._last_turn_max:
+            self.max_turn_steps.add(uuid)
+
+    def step_end(self, event: dict[str, Any], rec: Record) -> None:
+        uuid = event.get("uuid")
+        step = self.steps.get(uuid) or self.get(uuid)
+        step.ends.append(rec.line)
+        step.finish = finish = event.get("finishReason")
+        if self.prune and finish not in ("error", "interrupted") and (step.calls or not step.vacuous):
+            self._forget(step)
+
+    def content_part(self, event: dict[str, Any], rec: Record) -> None:
+        uuid = event.get("stepUuid")
+        step = self.steps.get(uuid) or self.get(uuid)
+        step.parts.append(rec.line)
+        if step.vacuous:
+            step.vacuous = is_vacuous_part(event.get("part"))
+
+    def tool_call(self, event: dict[str, Any], rec: Record) -> None:
+        step_uuid = event.get("stepUuid")
+        step = self.steps.get(step_uuid) or self.get(step_uuid)
+        step.calls.append(rec.line)
+        call_id = event.get("toolCallId")
+        step.call_ids.append(call_id)
+        self._call_step[call_id] = step_uuid
+
+    def tool_result(self, event: dict[str, Any], rec: Record) -> None:
+        owner = self._call_step.get(event.get("toolCallId"))
+        if owner is not None:
+            self.get(owner).results.append(rec.line)
 
     def _forget(self, step: StepRecords) -> None:
         for call_id in step.call_ids:
@@ -84,13 +120,25 @@ class StepIndex:
                 del self._call_step[call_id]
         del self.steps[step.uuid]
 
-    def _turn(self, turn_id: Any, uuid: Any) -> None:
+    def _turn(self, turn_id: Any) -> None:
+        """A step of another turn than the previous step's begins: is it the newest turn?"""
+        self._last_turn_id = turn_id
         try:
             value = int(turn_id)
         except (TypeError, ValueError):
+            self._last_turn_max = False
             return
         if self.max_turn is None or value > self.max_turn:
             self.max_turn = value
-            self.max_turn_steps = {uuid}
-        elif value == self.max_turn:
-            self.max_turn_steps.add(uuid)
+            self.max_turn_steps = set()
+        self._last_turn_max = value == self.max_turn
+
+
+_NO_TURN = object()
+_HANDLERS = {
+    "step.begin": "step_begin",
+    "step.end": "step_end",
+    "content.part": "content_part",
+    "tool.call": "tool_call",
+    "tool.result": "tool_result",
+}

@@ -46,7 +46,7 @@ def _summary_text_v2(record: dict[str, Any]) -> str:
 
 
 def _users_since(entries: list[Msg], floor: int) -> list[Msg]:
-    return [m for m in entries[floor:] if cx.is_compactable(m)]
+    return cx.compactable_users(entries, floor)
 
 
 def compacted_view(entries: list[Msg], floor: int) -> list[Msg]:
@@ -60,7 +60,7 @@ def compacted_view(entries: list[Msg], floor: int) -> list[Msg]:
     for m in reversed(entries[floor:-1]):
         if total >= cx.MAX_USER_TOKENS:
             break
-        if cx.is_compactable(m):
+        if m.get("role") == "user" and cx.is_compactable(m):
             keep.append(m)
             total += cx.est_message(m)
     keep.reverse()
@@ -99,10 +99,10 @@ class TranscriptV2:
             self.fold.settle(line)
         else:
             self.fold.reset()
-        users = _users_since(self.entries, self.clear_floor)
-        self.entries.append(_marker(_summary_text_v2(record), line))
+        entries, floor = self.entries, self.clear_floor
         v2_view = {k: v for k, v in record.items() if k != "count"}
-        self.sink.folded = cx.recover_folded_length(v2_view, users, self.sink.folded)
+        self.sink.folded = cx.recover_folded_length(v2_view, lambda: _users_since(entries, floor), self.sink.folded)
+        self.entries.append(_marker(_summary_text_v2(record), line))
         if self.light:
             self.entries[:] = compacted_view(self.entries, self.clear_floor)
             self.clear_floor = 0
@@ -172,9 +172,9 @@ class TranscriptV1(EngineV1):
         """Unknown steps are ignored by the transcript reducer."""
 
     def _transcript_compaction(self, record: dict[str, Any], line: int) -> None:
-        users = _users_since(self.history, self.clear_floor)
+        history, floor = self.history, self.clear_floor
+        self.folded = cx.recover_folded_length(record, lambda: _users_since(history, floor), self.folded)
         self.history.append(_marker(record.get("summary"), line))
-        self.folded = cx.recover_folded_length(record, users, self.folded)
         self.reset()
         if self.light:
             self.history[:] = compacted_view(self.history, self.clear_floor)

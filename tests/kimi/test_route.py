@@ -1,0 +1,141 @@
+"""The replay's hot path (route.py) leaves exactly the state the general path leaves.
+
+Journals come from the operation grammar, then get shuffled about: records duplicated, moved,
+and hostile records mixed in that name the same steps and calls (events for steps that are not
+open, unknown kinds, another agent's records, bad envelopes, invalid events).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.stores.kimi.jsnum import _stringify, js_stringify
+from transcript_doctor.stores.kimi.replay import KimiReplay, replay_stream
+from transcript_doctor.stores.kimi.steps import StepRecords
+
+from .strategies import journals
+
+PATH = Path("agents/main/wire.jsonl")
+STEPS = st.sampled_from(["s0", "s1", "s2", "s3", "nope"])
+CALLS = st.sampled_from(["c0-0", "c1-0", "c2-1", "c3-0", "zz"])
+PART = st.sampled_from([{"type": "text", "text": "x"}, {"type": "think", "think": ""}, {"type": "text", "text": " "},
+                        {"type": "think", "think": "", "encrypted": None}, {"type": "bogus"}, "not a part"])
+EVENT = st.one_of(
+    st.builds(lambda kind, uuid, finish: {"type": kind, "uuid": uuid, "turnId": "9", "finishReason": finish},
+              st.sampled_from(["step.begin", "step.end"]), STEPS, st.sampled_from(["end_turn", "error", "interrupted"])),
+    st.builds(lambda uuid, part: {"type": "content.part", "stepUuid": uuid, "part": part}, STEPS, PART),
+    st.builds(lambda uuid, call: {"type": "tool.call", "stepUuid": uuid, "toolCallId": call, "name": "Bash",
+                                  "args": {"a": 1}}, STEPS, CALLS),
+    st.builds(lambda call, out: {"type": "tool.result", "toolCallId": call, "result": {"output": out}},
+              CALLS, st.sampled_from(["ok", "", 5, [{"type": "text", "text": "t"}]])),
+    st.fixed_dictionaries({"type": st.sampled_from(["step.retry", 7, None])}),
+)
+ENVELOPE = st.sampled_from([{}, {"agentId": "main"}, {"agentId": "other"}, {"agentId": None}, {"time": None},
+                            {"time": 1.5}, {"time": "soon"}])
+HOSTILE = st.builds(lambda event, env: orjson.dumps({"type": "context.append_loop_event", "event": event, **env}),
+                    st.one_of(EVENT, st.just("not an event")), ENVELOPE)
+EDITS = st.lists(st.one_of(
+    st.tuples(st.just("insert"), st.integers(1, 60), HOSTILE),
+    st.tuples(st.just("duplicate"), st.integers(1, 60), st.integers(1, 60)),
+    st.tuples(st.just("move"), st.integers(1, 60), st.integers(1, 60)),
+), max_size=8)
+
+
+def mutate(data: bytes, edits: list[tuple[str, int, Any]]) -> bytes:
+    lines = data.splitlines()
+    for op, at, arg in edits:
+        at = at % len(lines) or 1  # the header stays first
+        if op == "insert":
+            lines.insert(at, arg)
+        elif op == "duplicate":
+            lines.insert(at, lines[arg % len(lines) or 1])
+        else:
+            lines.insert(at, lines.pop(arg % len(lines) or 1))
+    return b"\n".join(lines) + b"\n"
+
+
+def _step(step: StepRecords) -> tuple:
+    return (step.begin, step.begin_offset, step.parts, step.calls, step.results, step.ends, step.finish,
+            step.turn_id, step.vacuous, step.call_ids)
+
+
+def snapshot(state: KimiReplay) -> dict[str, Any]:
+    fold = state.v2.fold
+    return {
+        "v1": state.v1.history, "v2": state.v2.history, "errors": state.v1.errors,
+        "unknown": state.v1.unknown_step_lines, "closed": state.v1.closed_at_begin,
+        "v1_open": list(state.v1.open_steps), "v1_pending": list(state.v1.pending), "v1_deferred": state.v1.deferred,
+        "v2_open": (fold.open_step, fold.open_has_calls, fold.open_vacuous, list(fold.pending), fold.deferred),
+        "dropped": state.v2_dropped, "legacy": state.legacy, "skipped": state.v2.skipped,
+        "invalid": [(rec.line, kind) for rec, kind in state.invalid], "crash": state.crash,
+        "steps": {uuid: _step(step) for uuid, step in state.steps.steps.items()},
+        "turns": (state.steps.max_turn, state.steps.max_turn_steps),
+        "t1": (state.t1.folded, state.t1.entries), "t2": (state.t2.folded_length, state.t2.entries),
+        "before_finish": state.v1_before_finish,
+    }
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(journals(), EDITS)
+def test_hot_path_leaves_the_state_of_the_general_path(data: bytes, edits: list) -> None:
+    journal = mutate(data, edits)
+    fast = replay_stream(PATH, io.BytesIO(journal), full=False)
+    reference = replay_stream(PATH, io.BytesIO(journal), full=False, hot_path=False)
+    assert snapshot(fast) == snapshot(reference)
+
+
+def test_the_hot_path_takes_the_common_records() -> None:
+    """Guard against a hot path that silently never runs (the equivalence test would still pass)."""
+    from transcript_doctor.stores.kimi import route
+
+    taken = []
+    original = route.LoopRoute.take
+
+    def counting(self: route.LoopRoute, rec: Any) -> bool:
+        done = original(self, rec)
+        taken.append(done)
+        return done
+
+    route.LoopRoute.take = counting  # type: ignore[method-assign]
+    try:
+        replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
+    finally:
+        route.LoopRoute.take = original  # type: ignore[method-assign]
+    assert taken and all(taken)
+
+
+def _plain_journal() -> bytes:
+    from .builders import Journal, text
+
+    journal = Journal().user("hi")
+    journal.step("s1", [text("hello")], calls=[("c1", "done")], finish="end_turn", turn="1")
+    return journal.bytes()
+
+
+JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**60), 2**60), st.floats(allow_nan=False), st.text()),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON)
+def test_js_stringify_fast_path_matches_the_reference(value: Any) -> None:
+    assert js_stringify(value) == _stringify(value)
+
+
+def test_orjson_escapes_strings_as_json_stringify_does() -> None:
+    """The fast path hands flat objects to orjson: its string escaping must be JSON.stringify's."""
+    for cp in [*range(0, 0x800), 0x2028, 0x2029, 0xFEFF, 0xFFFF, 0x1F600, 0x10FFFF]:
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        value = {"k": f"a{chr(cp)}b"}
+        assert js_stringify(value) == _stringify(value), hex(cp)
+    assert js_stringify({"k": "\ud800"}) == '{"k":"\\ud800"}'  # a lone surrogate, escaped as JS does
