@@ -97,8 +97,8 @@ def test_the_hot_path_takes_the_common_records() -> None:
     taken = []
     original = route.LoopRoute.take
 
-    def counting(self: route.LoopRoute, rec: Any) -> bool:
-        done = original(self, rec)
+    def counting(self: route.LoopRoute, *args: Any) -> bool:
+        done = original(self, *args)
         taken.append(done)
         return done
 

@@ -10,7 +10,6 @@ from typing import Any
 import orjson
 
 _encode_str = json.JSONEncoder(ensure_ascii=False).encode
-_MAX_SAFE = 2**53
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds surrogates only when unpaired
 
 
@@ -58,27 +57,20 @@ def js_key_order(obj: dict[str, Any]) -> list[str]:
     return indices + [k for k in keys if not _is_array_index(k)]
 
 
-def _flat_and_plain(obj: dict[Any, Any]) -> bool:
-    """A flat object whose JS serialisation is orjson's: string keys that cannot be array
-    indices (so insertion order is JS order), values strings, booleans, null or safe integers.
-    orjson escapes strings exactly as JSON.stringify does (tests compare every code point)."""
-    for key, value in obj.items():
-        if key.__class__ is not str or key[:1].isdigit():
-            return False
-        kind = value.__class__
-        if kind is str or kind is bool or value is None:
-            continue
-        if kind is not int or not -_MAX_SAFE <= value <= _MAX_SAFE:
-            return False
-    return True
+_PLAIN_TYPES = frozenset((str, int, bool, type(None)))
 
 
 def js_stringify(value: Any) -> str:
-    if value.__class__ is dict and _flat_and_plain(value):
+    """Fast path: a flat object whose JS serialisation is orjson's - no float values (JS writes
+    1.0 as 1), no key that could be an array index (JS orders those first: here no key may even
+    start below ':'), no integer past 53 bits (orjson refuses those, JS would round them).
+    orjson escapes strings exactly as JSON.stringify does (tests compare code points)."""
+    if value.__class__ is dict:
         try:
-            return orjson.dumps(value).decode()
-        except orjson.JSONEncodeError:
-            pass  # a lone surrogate (read by the stdlib fallback): JSON.stringify escapes it
+            if not value or (min(value) >= ":" and _PLAIN_TYPES.issuperset(map(type, value.values()))):
+                return orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER).decode()
+        except (TypeError, orjson.JSONEncodeError):  # a non-string key; a lone surrogate; a big int
+            pass
     return _stringify(value)
 
 

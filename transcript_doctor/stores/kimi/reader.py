@@ -9,13 +9,14 @@ exceptions. The metadata header is recognised and in-memory migrations that touc
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+_LOOP = "context.append_loop_event"
 KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 LATEST_VERSION = "1.5"
 
@@ -112,9 +113,15 @@ def _body(raw: bytes) -> bytes:
     return raw
 
 
-def read_records(fh: Iterable[bytes], stats: ReadStats) -> Iterator[Record | LineProblem]:
+def read_records(fh: Iterable[bytes], stats: ReadStats,
+                 take_loop_event: Callable[[int, int, dict[str, Any]], bool] | None = None
+                 ) -> Iterator[Record | LineProblem]:
     """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
-    line ending as trailing whitespace); the header's version decides the in-memory migrations."""
+    line ending as trailing whitespace); the header's version decides the in-memory migrations.
+
+    `take_loop_event(line, offset, data)`, when given, sees every loop-event record after the
+    first record before a `Record` is made for it; when it returns True the record is consumed
+    (the replay's hot path) and not yielded."""
     migrate_1_0 = False
     first = True
     offset = number = records = 0
@@ -156,6 +163,9 @@ def read_records(fh: Iterable[bytes], stats: ReadStats) -> Iterator[Record | Lin
             rtype = obj.get("type")
             if rtype.__class__ is not str:
                 rtype = None
+            elif rtype == _LOOP and take_loop_event is not None and not first and take_loop_event(number, start, obj):
+                records += 1
+                continue
             rec = Record(number, start, rtype, obj)
             if first:
                 first = False

@@ -3,13 +3,15 @@
 Most records of a journal are well-formed loop events of the five known kinds. The general path
 (`replay._feed`) handles each of them through several layers: validate the record, index its
 step, then hand it to each engine's `apply`, which dispatches on the record type and again on the
-event kind. Here the event kind is looked up once and its four handlers - the schema's fast
-"certainly valid" check, the step index, the v1 fold and the v2 fold - are called directly.
+event kind. Here the reader hands over each loop-event record before it even makes a `Record`
+of it, the event kind is looked up once and its four handlers - the schema's fast "certainly
+valid" check, the step index, the v1 fold and the v2 fold - are called directly.
 
 Anything unusual returns False and takes the general path instead: an event the fast check is
 not sure about, a record for another agent, an engine that already failed, a transcript reducer
-that is folding by itself (see mirror.py), the very first record. Both paths leave the same state
-behind; `tests/kimi/test_route.py` pins that on generated journals.
+that is folding by itself (see mirror.py). The reader never offers the journal's first record.
+Both paths leave the same state behind; `tests/kimi/test_route.py` pins that on generated
+journals.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .engine_v1 import crash_text
-from .reader import Record
 from .records import EVENT_FAST, envelope_ok
 
 if TYPE_CHECKING:
@@ -43,13 +44,12 @@ class LoopRoute:
             kind: (check, state.steps.handler(kind), on_v1[kind], on_v2[kind]) for kind, check in EVENT_FAST.items()
         }
 
-    def take(self, rec: Record) -> bool:
-        """Apply a `context.append_loop_event` record (not the first record of the journal);
+    def take(self, line: int, offset: int, data: dict[str, Any]) -> bool:
+        """Apply a `context.append_loop_event` record (never the journal's first record);
         False when the general path must do it."""
         m1, m2 = self.mirrors
         if self.crash or m1.active or m2.active:
             return False
-        data = rec.data
         event = data.get("event")
         if event.__class__ is not dict:
             return False
@@ -60,8 +60,7 @@ class LoopRoute:
         check, index, on_v1, on_v2 = route
         if not check(event):
             return False
-        line = rec.line
-        index(event, rec)
+        index(event, line, offset)
         try:
             on_v1(event, line)
         except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here

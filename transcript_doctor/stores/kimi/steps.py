@@ -40,7 +40,7 @@ class StepRecords:
 class StepIndex:
     """Step uuid -> its records, built as the journal streams by.
 
-    One method per loop-event kind, each taking the event and its record; the replay's hot path
+    One method per loop-event kind, each taking the event and its record's line and offset; the replay's hot path
     calls them directly (`handler(kind)`), `observe` dispatches any record.
     """
 
@@ -68,51 +68,51 @@ class StepIndex:
         kind = event.get("type")
         handler = self.handler(kind) if isinstance(kind, str) else None
         if handler is not None:
-            handler(event, rec)
+            handler(event, rec.line, rec.offset)
 
-    def handler(self, kind: str) -> Callable[[dict[str, Any], Record], None] | None:
+    def handler(self, kind: str) -> Callable[[dict[str, Any], int, int], None] | None:
         """The bound method indexing loop events of this kind (None for kinds that index nothing)."""
         name = _HANDLERS.get(kind)
         return getattr(self, name) if name else None
 
-    def step_begin(self, event: dict[str, Any], rec: Record) -> None:
+    def step_begin(self, event: dict[str, Any], line: int, offset: int) -> None:
         uuid = event.get("uuid")
         step = self.steps.get(uuid) or self.get(uuid)
-        step.begin = rec.line
-        step.begin_offset = rec.offset
+        step.begin = line
+        step.begin_offset = offset
         step.turn_id = turn_id = event.get("turnId")
         if turn_id != self._last_turn_id:
             self._turn(turn_id)
         if self._last_turn_max:
             self.max_turn_steps.add(uuid)
 
-    def step_end(self, event: dict[str, Any], rec: Record) -> None:
+    def step_end(self, event: dict[str, Any], line: int, offset: int) -> None:
         uuid = event.get("uuid")
         step = self.steps.get(uuid) or self.get(uuid)
-        step.ends.append(rec.line)
+        step.ends.append(line)
         step.finish = finish = event.get("finishReason")
         if self.prune and finish not in ("error", "interrupted") and (step.calls or not step.vacuous):
             self._forget(step)
 
-    def content_part(self, event: dict[str, Any], rec: Record) -> None:
+    def content_part(self, event: dict[str, Any], line: int, offset: int) -> None:
         uuid = event.get("stepUuid")
         step = self.steps.get(uuid) or self.get(uuid)
-        step.parts.append(rec.line)
+        step.parts.append(line)
         if step.vacuous:
             step.vacuous = is_vacuous_part(event.get("part"))
 
-    def tool_call(self, event: dict[str, Any], rec: Record) -> None:
+    def tool_call(self, event: dict[str, Any], line: int, offset: int) -> None:
         step_uuid = event.get("stepUuid")
         step = self.steps.get(step_uuid) or self.get(step_uuid)
-        step.calls.append(rec.line)
+        step.calls.append(line)
         call_id = event.get("toolCallId")
         step.call_ids.append(call_id)
         self._call_step[call_id] = step_uuid
 
-    def tool_result(self, event: dict[str, Any], rec: Record) -> None:
+    def tool_result(self, event: dict[str, Any], line: int, offset: int) -> None:
         owner = self._call_step.get(event.get("toolCallId"))
         if owner is not None:
-            self.get(owner).results.append(rec.line)
+            self.get(owner).results.append(line)
 
     def _forget(self, step: StepRecords) -> None:
         for call_id in step.call_ids:
