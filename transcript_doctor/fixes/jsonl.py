@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import IO
 
 from ..model import Edit, TdocError
@@ -58,22 +59,39 @@ def _ending(raw: bytes) -> bytes:
 
 
 def iter_applied(src: Iterable[bytes], plan: LinePlan) -> Iterator[bytes]:
-    """The lines of `src` with the plan applied, each with its line ending (streamed)."""
-    ending = b"\n"
-    for number, raw in enumerate(src, start=1):
-        this_ending = _ending(raw)
-        if this_ending:
-            ending = this_ending
-        if number not in plan.changes:
-            yield raw
-            continue
+    """The lines of `src` with the plan applied, each with its line ending (streamed).
+
+    Runs of untouched lines are passed through by `islice` without a Python step per line. A
+    replacement gets the line ending of the line it replaces; its inner line breaks get the file's
+    own ending (that of the line before, for a last line without one)."""
+    lines = iter(src)
+    done = 0  # lines consumed
+    previous = b""
+    for number in sorted(plan.changes):
+        if number - 2 > done:
+            yield from islice(lines, number - 2 - done)
+            done = number - 2
+        if number - 1 > done:
+            previous = next(lines, b"")
+            if not previous:
+                return
+            yield previous
+            done += 1
+        raw = next(lines, b"")
+        if not raw:
+            return
+        done += 1
         value = plan.changes[number]
+        before, previous = previous, raw
         if value is None:
             continue
+        this_ending = _ending(raw)
+        ending = this_ending or _ending(before) or b"\n"
         pieces = value.split(b"\n")
         for piece in pieces[:-1]:
             yield piece + ending
         yield pieces[-1] + this_ending  # a last line without newline stays without one
+    yield from lines
 
 
 def apply_lines(src: IO[bytes], dst: IO[bytes], plan: LinePlan) -> int:

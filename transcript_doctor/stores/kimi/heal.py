@@ -41,7 +41,8 @@ class KimiPlan:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     healed: KimiReplay | None = None  # the replay of the last verified healed journal
-    healed_sha256: str | None = None  # the hash of its bytes
+    healed_sha256: str | None = None  # the hash of its bytes (when it is to be written)
+    hash_healed: bool = True  # a dry run writes nothing, so it needs no hash
 
     def edits(self, state: KimiReplay) -> list[Edit]:
         out: list[Edit] = list(self.other)
@@ -72,9 +73,10 @@ class KimiPlan:
         ]
 
 
-def plan_heal(state: KimiReplay, findings: Iterable[Finding]) -> KimiPlan:
-    """Turn the selected findings into a verified plan."""
-    plan = KimiPlan()
+def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, hash_healed: bool = True) -> KimiPlan:
+    """Turn the selected findings into a verified plan (`hash_healed`: keep the SHA-256 of the
+    verified bytes, which a write compares with what it writes)."""
+    plan = KimiPlan(hash_healed=hash_healed)
     wanted: list[Any] = []
     for f in findings:
         if f.code in STEP_CODES and f.fix:
@@ -99,8 +101,9 @@ def _verify_other_edits(state: KimiReplay, plan: KimiPlan) -> None:
 
 
 def _steps_of(state: KimiReplay, edits: Iterable[Edit]) -> list[Any]:
-    lines = {e.line for e in edits if e.op == "delete"}
-    return [uuid for uuid, step in state.steps.steps.items() if step.begin in lines]
+    """The steps whose `step.begin` line the edits delete."""
+    starts = state.steps.by_begin_line()
+    return [starts[e.line] for e in edits if e.op == "delete" and e.line in starts]
 
 
 def _greedy(state: KimiReplay, plan: KimiPlan, candidates: list[Any]) -> None:
@@ -188,13 +191,13 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
     """Replay the journal the plan would write (streamed line by line, so memory stays bounded)
     and keep that replay when both engines accept it."""
-    digest = hashlib.sha256()  # the reader hashes every line it reads
+    digest = hashlib.sha256() if plan.hash_healed else None  # the reader hashes every line it reads
     with open(state.path, "rb") as src:
         lines = iter_applied(src, LinePlan.from_edits(plan.edits(state)))
         healed = replay_stream(Path("<healed>"), lines, digest, full=False)  # type: ignore[arg-type]
     if not accepts(state, healed, set(plan.removed), set(plan.tombstoned)):
         return False
-    plan.healed, plan.healed_sha256 = healed, digest.hexdigest()
+    plan.healed, plan.healed_sha256 = healed, digest.hexdigest() if digest is not None else None
     return True
 
 
@@ -250,7 +253,7 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
 
     session = store.sessions[0]
     state = session.replay
-    plan = plan_heal(state, findings)
+    plan = plan_heal(state, findings, hash_healed=options.mode != "dry-run")
     edits = plan.edits(state)
     result = HealResult(path=store.display, format=store.format, skipped=plan.skipped, warnings=plan.warnings)
     result.edits = [e.as_dict() for e in edits]
@@ -262,13 +265,16 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
     if not result.changed:
         return result
     if options.mode == "dry-run":  # a preview: what the verified plan leaves behind
-        result.remaining = [f for f in findings if f not in result.applied]
+        applied = {id(f) for f in result.applied}
+        result.remaining = [f for f in findings if id(f) not in applied]
         write_healed(store, state, LinePlan.from_edits(edits), options, result)
         return result
     result.remaining = _check_healed(store, session, plan.healed)  # type: ignore[arg-type]
     survivors = _survivors(result)
     if survivors:
         raise TdocError(f"{store.display}: {survivors[0].code} would survive this heal; nothing written")
+    if plan.healed_sha256 is None:  # every write compares its bytes with the verified ones
+        raise TdocError(f"{store.display}: internal: the heal has no verified hash; nothing written")
     write_healed(store, state, LinePlan.from_edits(edits), options, result, plan.healed_sha256)
     result.verified = True
     return result

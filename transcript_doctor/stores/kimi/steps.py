@@ -52,6 +52,13 @@ class StepIndex:
         self.max_turn_steps: set[Any] = set()  # the steps of the turn with the highest number
         self._last_turn_id: Any = _NO_TURN  # the previous step.begin's turnId ...
         self._last_turn_max = False  # ... and whether it is max_turn
+        self._by_begin: dict[int, Any] | None = None
+
+    def by_begin_line(self) -> dict[int, Any]:
+        """step.begin line -> step uuid (built on first use, rebuilt after a later step.begin)."""
+        if self._by_begin is None:
+            self._by_begin = {step.begin: uuid for uuid, step in self.steps.items() if step.begin is not None}
+        return self._by_begin
 
     def get(self, uuid: Any) -> StepRecords:
         step = self.steps.get(uuid)
@@ -80,6 +87,7 @@ class StepIndex:
         step = self.steps.get(uuid) or self.get(uuid)
         step.begin = line
         step.begin_offset = offset
+        self._by_begin = None
         step.turn_id = turn_id = event.get("turnId")
         if turn_id != self._last_turn_id:
             self._turn(turn_id)
@@ -119,6 +127,7 @@ class StepIndex:
             if self._call_step.get(call_id) == step.uuid:
                 del self._call_step[call_id]
         del self.steps[step.uuid]
+        self._by_begin = None
 
     def _turn(self, turn_id: Any) -> None:
         """A step of another turn than the previous step's begins: is it the newest turn?"""
