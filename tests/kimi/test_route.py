@@ -38,8 +38,23 @@ EVENT = st.one_of(
 )
 ENVELOPE = st.sampled_from([{}, {"agentId": "main"}, {"agentId": "other"}, {"agentId": None}, {"time": None},
                             {"time": 1.5}, {"time": "soon"}])
-HOSTILE = st.builds(lambda event, env: orjson.dumps({"type": "context.append_loop_event", "event": event, **env}),
-                    st.one_of(EVENT, st.just("not an event")), ENVELOPE)
+MESSAGE = st.sampled_from([
+    {"role": "user", "content": [{"type": "text", "text": "typed"}], "toolCalls": []},
+    {"role": "user", "content": [{"type": "text", "text": "<reminder>"}], "origin": {"kind": "injection"}},
+    {"role": "assistant", "content": [], "toolCalls": [{"type": "function", "id": "c1-0", "name": "n",
+                                                         "arguments": "{}"}]},
+    {"role": "tool", "content": "not a list", "toolCallId": "c1-0"},
+    {"role": "robot", "content": []},
+    "not a message",
+])
+HOSTILE = st.one_of(
+    st.builds(lambda event, env: orjson.dumps({"type": "context.append_loop_event", "event": event, **env}),
+              st.one_of(EVENT, st.just("not an event")), ENVELOPE),
+    st.builds(lambda message, env: orjson.dumps({"type": "context.append_message", "message": message, **env}),
+              MESSAGE, ENVELOPE),
+    st.builds(lambda kind, env: orjson.dumps({"type": kind, **env}),
+              st.sampled_from(["turn.prompt", "usage.record", "swarm_mode.enter", "context.clear", 5]), ENVELOPE),
+)
 EDITS = st.lists(st.one_of(
     st.tuples(st.just("insert"), st.integers(1, 60), HOSTILE),
     st.tuples(st.just("duplicate"), st.integers(1, 60), st.integers(1, 60)),
@@ -95,18 +110,18 @@ def test_the_hot_path_takes_the_common_records() -> None:
     from transcript_doctor.stores.kimi import route
 
     taken = []
-    original = route.LoopRoute.take
+    original = route.HotPath.take
 
-    def counting(self: route.LoopRoute, *args: Any) -> bool:
+    def counting(self: route.HotPath, *args: Any) -> bool:
         done = original(self, *args)
         taken.append(done)
         return done
 
-    route.LoopRoute.take = counting  # type: ignore[method-assign]
+    route.HotPath.take = counting  # type: ignore[method-assign]
     try:
         replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
     finally:
-        route.LoopRoute.take = original  # type: ignore[method-assign]
+        route.HotPath.take = original  # type: ignore[method-assign]
     assert taken and all(taken)
 
 

@@ -63,7 +63,7 @@ class EngineV1:
             self._loop_event(data, line)
             return
         if msg is not None:
-            self._push_appended(msg)
+            self.push_appended(msg)
             return
         if rtype == "swarm_mode.enter":
             self.swarm_trigger = data.get("trigger")
@@ -73,9 +73,9 @@ class EngineV1:
             op(self, data, line)
 
     def _append_message(self, data: dict[str, Any], line: int) -> None:
-        self._push_appended(appended(data.get("message"), line))
+        self.push_appended(appended(data.get("message"), line))
 
-    def _push_appended(self, msg: Msg) -> None:
+    def push_appended(self, msg: Msg) -> None:
         if self.pending:
             self.deferred.append(msg)
         else:

@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 
-_LOOP = "context.append_loop_event"
 KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 LATEST_VERSION = "1.5"
 
@@ -114,14 +113,14 @@ def _body(raw: bytes) -> bytes:
 
 
 def read_records(fh: Iterable[bytes], stats: ReadStats,
-                 take_loop_event: Callable[[int, int, dict[str, Any]], bool] | None = None
+                 take: Callable[[int, int, str | None, dict[str, Any]], bool] | None = None
                  ) -> Iterator[Record | LineProblem]:
     """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
     line ending as trailing whitespace); the header's version decides the in-memory migrations.
 
-    `take_loop_event(line, offset, data)`, when given, sees every loop-event record after the
-    first record before a `Record` is made for it; when it returns True the record is consumed
-    (the replay's hot path) and not yielded."""
+    `take(line, offset, type, data)`, when given, sees every record after the first (migrated)
+    before a `Record` is made for it; when it returns True the record is consumed (the replay's
+    hot path) and not yielded."""
     migrate_1_0 = False
     first = True
     offset = number = records = 0
@@ -163,18 +162,19 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
             rtype = obj.get("type")
             if rtype.__class__ is not str:
                 rtype = None
-            elif rtype == _LOOP and take_loop_event is not None and not first and take_loop_event(number, start, obj):
-                records += 1
-                continue
-            rec = Record(number, start, rtype, obj)
+            records += 1
             if first:
                 first = False
+                rec = Record(number, start, rtype, obj)
                 head = header_of(rec)
                 migrate_1_0 = head is not None and version_tuple(head.protocol_version) == (1, 0)
-            elif migrate_1_0 and rtype == "context.append_message":
+                yield rec
+                continue
+            if migrate_1_0 and rtype == "context.append_message":
                 flatten_tool_calls(obj.get("message"))
-            records += 1
-            yield rec
+            if take is not None and take(number, start, rtype, obj):
+                continue
+            yield Record(number, start, rtype, obj)
     finally:  # also when the consumer stops early: the counts cover what was read
         stats.records += records
         stats.lines = number

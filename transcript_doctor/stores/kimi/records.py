@@ -145,6 +145,7 @@ EVENT_FAST: dict[str, Any] = {
     "tool.result": _result_event_ok,
 }
 envelope_ok = _envelope_ok
+message_ok = _message_ok
 
 
 def _event_ok(e: Any) -> bool:

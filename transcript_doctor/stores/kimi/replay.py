@@ -23,7 +23,7 @@ from .mirror import DIVERGENT, Mirror
 from .projection import Projection, project
 from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
-from .route import LoopRoute
+from .route import HotPath
 from .steps import StepIndex
 from .transcript import TranscriptV1, TranscriptV2
 from .vacuous import is_vacuous_content
@@ -103,7 +103,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
         state.m1 = Mirror(state.t1, state.v1, "v1")
         state.m2 = Mirror(state.t2, state.v2, "v2")
     state.stats.hasher = hasher
-    take = LoopRoute(state).take if hot_path and not full else None
+    take = HotPath(state).take if hot_path and not full else None
     for item in read_records(fh, state.stats, take):
         if item.__class__ is Record:
             _feed(state, item)  # type: ignore[arg-type]

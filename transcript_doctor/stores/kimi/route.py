@@ -1,17 +1,19 @@
-"""The replay's hot path: one dispatch per loop event.
+"""The replay's hot path: one dispatch per record for the records a journal is made of.
 
-Most records of a journal are well-formed loop events of the five known kinds. The general path
-(`replay._feed`) handles each of them through several layers: validate the record, index its
-step, then hand it to each engine's `apply`, which dispatches on the record type and again on the
-event kind. Here the reader hands over each loop-event record before it even makes a `Record`
-of it, the event kind is looked up once and its four handlers - the schema's fast "certainly
-valid" check, the step index, the v1 fold and the v2 fold - are called directly.
+Most records are well-formed loop events of the five known kinds and appended messages; many of
+the rest are types no replay reads (`turn.prompt`, `usage.record`, ...). The general path
+(`replay._feed`) handles each record through several layers: validate it, index its step, then
+hand it to each engine's `apply`, which dispatches on the record type and again on the event
+kind. Here the reader offers each record before it even makes a `Record` of it; a loop event's
+kind is looked up once and its four handlers - the schema's fast "certainly valid" check, the
+step index, the v1 fold and the v2 fold - are called directly, and a message goes straight to
+both folds.
 
-Anything unusual returns False and takes the general path instead: an event the fast check is
+Anything unusual returns False and takes the general path instead: a record the fast check is
 not sure about, a record for another agent, an engine that already failed, a transcript reducer
-that is folding by itself (see mirror.py). The reader never offers the journal's first record.
-Both paths leave the same state behind; `tests/kimi/test_route.py` pins that on generated
-journals.
+that is folding by itself (see mirror.py), any other history record (compaction, undo, clear,
+swarm mode). The reader never offers the journal's first record. Both paths leave the same state
+behind; `tests/kimi/test_route.py` pins that on generated journals.
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .engine_v1 import crash_text
-from .records import EVENT_FAST, envelope_ok
+from .messages import appended
+from .records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
 
 if TYPE_CHECKING:
     from .replay import KimiReplay
 
 LOOP = "context.append_loop_event"
+MESSAGE = "context.append_message"
 Handler = Callable[[dict[str, Any], int], None]
 
 
-class LoopRoute:
+class HotPath:
     """Per event kind: (fast validity check, step-index handler, v1 handler, v2 handler)."""
 
     def __init__(self, state: KimiReplay) -> None:
@@ -43,20 +47,32 @@ class LoopRoute:
         self.routes: dict[str, tuple[Callable[[dict[str, Any]], bool], Any, Handler, Handler]] = {
             kind: (check, state.steps.handler(kind), on_v1[kind], on_v2[kind]) for kind, check in EVENT_FAST.items()
         }
+        self.push_v1 = state.v1.push_appended
+        self.push_v2 = state.v2.fold.append_message
 
-    def take(self, line: int, offset: int, data: dict[str, Any]) -> bool:
-        """Apply a `context.append_loop_event` record (never the journal's first record);
-        False when the general path must do it."""
+    def take(self, line: int, offset: int, rtype: str | None, data: dict[str, Any]) -> bool:
+        """Apply a record (never the journal's first); False when the general path must do it."""
+        if rtype == LOOP:
+            return self._loop_event(line, offset, data)
+        if rtype == MESSAGE:
+            return self._message(line, data)
+        return rtype not in HISTORY_TYPES and rtype != "swarm_mode.enter"  # no replay reads these
+
+    def _usual(self, data: dict[str, Any]) -> bool:
+        """No engine failed, no transcript reducer folds by itself, and the envelope is valid and
+        this agent's (another agent's record is one v2 skips: the general path notes it)."""
         m1, m2 = self.mirrors
-        if self.crash or m1.active or m2.active:
-            return False
+        return (not self.crash and not m1.active and not m2.active and envelope_ok(data)
+                and ("agentId" not in data or self.same_agent(data)))
+
+    def _loop_event(self, line: int, offset: int, data: dict[str, Any]) -> bool:
         event = data.get("event")
         if event.__class__ is not dict:
             return False
         kind = event.get("type")
         route = self.routes.get(kind) if kind.__class__ is str else None
-        if route is None or not envelope_ok(data) or ("agentId" in data and not self.same_agent(data)):
-            return False  # unsure, or another agent's record v2 skips: the general path notes it
+        if route is None or not self._usual(data):
+            return False
         check, index, on_v1, on_v2 = route
         if not check(event):
             return False
@@ -69,4 +85,19 @@ class LoopRoute:
             on_v2(event, line)
         except Exception as exc:  # noqa: BLE001
             self.crash["v2"] = crash_text(exc, line, LOOP)
+        return True
+
+    def _message(self, line: int, data: dict[str, Any]) -> bool:
+        message = data.get("message")
+        if not self._usual(data) or not message_ok(message):
+            return False
+        msg = appended(message, line)  # one tagged copy serves both folds, as in the general path
+        try:
+            self.push_v1(msg)
+        except Exception as exc:  # noqa: BLE001
+            self.crash["v1"] = crash_text(exc, line, MESSAGE)
+        try:
+            self.push_v2(msg)
+        except Exception as exc:  # noqa: BLE001
+            self.crash["v2"] = crash_text(exc, line, MESSAGE)
         return True
