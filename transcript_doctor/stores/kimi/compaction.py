@@ -150,7 +150,7 @@ def select_head_tail(
     messages: list[Msg], budget: int = MAX_USER_TOKENS, head_budget: int = HEAD_USER_TOKENS
 ) -> Selection:
     """Head/tail selection: the oldest input and the most recent, with the middle elided."""
-    costs = [est_message(m) for m in messages]
+    costs = [m.get("_est") or est_message(m) for m in messages]  # cached on users: skip the call
     total = sum(costs)
     if total <= budget:
         return Selection(tail=list(messages))
@@ -184,7 +184,7 @@ def select_oldest(messages: list[Msg], budget: int) -> list[Msg]:
     for m in messages:
         if remaining <= 0:
             break
-        cost = est_message(m)
+        cost = m.get("_est") or est_message(m)
         if cost <= remaining:
             picked.append(m)
             remaining -= cost

@@ -25,6 +25,7 @@ from ...model import Edit, Finding, TdocError
 from ..base import HealOptions, HealResult
 from .messages import INTERRUPTED_TEXT, public
 from .plan import count_edit, new_count, read_line, step_delete_edits
+from .reader import READ_BUFFER
 from .replay import KimiReplay, replay_stream
 from .vacuous import is_vacuous_content
 
@@ -192,7 +193,7 @@ def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
     """Replay the journal the plan would write (streamed line by line, so memory stays bounded)
     and keep that replay when both engines accept it."""
     digest = hashlib.sha256() if plan.hash_healed else None  # the reader hashes every line it reads
-    with open(state.path, "rb") as src:
+    with open(state.path, "rb", buffering=READ_BUFFER) as src:
         lines = iter_applied(src, LinePlan.from_edits(plan.edits(state)))
         healed = replay_stream(Path("<healed>"), lines, digest, full=False)  # type: ignore[arg-type]
     if not accepts(state, healed, set(plan.removed), set(plan.tombstoned)):

@@ -10,6 +10,7 @@ from ...fixes.atomic import Fingerprint, backup_path_for, check_writable, make_b
 from ...fixes.jsonl import LinePlan, apply_lines, unified_diff
 from ...model import RefusedError, TdocError
 from ..base import HealOptions, HealResult
+from .reader import READ_BUFFER
 
 
 def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, result: HealResult,
@@ -26,7 +27,7 @@ def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, r
     written = hashlib.sha256()
 
     def produce(out: Any) -> None:
-        with open(path, "rb") as src:
+        with open(path, "rb", buffering=READ_BUFFER) as src:
             apply_lines(src, _Hashing(out, written), plan)
         if expected_sha256 is not None and written.hexdigest() != expected_sha256:
             if state.fingerprint is not None and Fingerprint.of(path) != state.fingerprint:

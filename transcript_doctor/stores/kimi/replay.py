@@ -21,7 +21,7 @@ from .engine_v2 import EngineV2
 from .messages import Msg, appended, for_transcript, public
 from .mirror import DIVERGENT, Mirror
 from .projection import Projection, project
-from .reader import Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
+from .reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
 from .route import HotPath
 from .steps import StepIndex
@@ -77,7 +77,7 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> Kim
     With `fingerprint`, the file's size, mtime and SHA-256 as read are kept, so a heal can tell
     whether it changed since.
     """
-    with open(path, "rb") as fh:
+    with open(path, "rb", buffering=READ_BUFFER) as fh:
         st = os.fstat(fh.fileno())
         hasher = hashlib.sha256() if fingerprint else None
         state = replay_stream(path, fh, hasher, full)

@@ -57,12 +57,13 @@ def compacted_view(entries: list[Msg], floor: int) -> list[Msg]:
     """
     keep: list[Msg] = []
     total = 0
-    for m in reversed(entries[floor:-1]):
-        if total >= cx.MAX_USER_TOKENS:
-            break
-        if m.get("role") == "user" and cx.is_compactable(m):
+    for i in range(len(entries) - 2, floor - 1, -1):
+        m = entries[i]
+        if m.get("role") == "user" and cx.is_real_user_input(m):
             keep.append(m)
-            total += cx.est_message(m)
+            total += m.get("_est") or cx.est_message(m)
+            if total >= cx.MAX_USER_TOKENS:
+                break
     keep.reverse()
     keep.append(entries[-1])
     return keep
