@@ -103,10 +103,12 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
         state.m1 = Mirror(state.t1, state.v1, "v1")
         state.m2 = Mirror(state.t2, state.v2, "v2")
     state.stats.hasher = hasher
-    take = HotPath(state).take if hot_path and not full else None
-    for item in read_records(fh, state.stats, take):
+    hot = HotPath(state) if hot_path and not full else None
+    for item in read_records(fh, state.stats, hot.take if hot is not None else None):
         if item.__class__ is Record:
             _feed(state, item)  # type: ignore[arg-type]
+            if hot is not None:
+                hot.reopen()
     _finish(state)
     return state
 

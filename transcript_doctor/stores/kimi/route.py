@@ -40,7 +40,7 @@ class HotPath:
         assert state.m1 is not None and state.m2 is not None, "the hot path serves light replays"
         self.state = state
         self.crash = state.crash
-        self.mirrors = (state.m1, state.m2)
+        self.open = True  # both engines healthy, both transcript reducers mirroring: see reopen()
         self.same_agent = state.v2.same_agent
         on_v1 = state.v1.event_handlers()
         on_v2 = state.v2.fold.event_handlers()
@@ -50,28 +50,24 @@ class HotPath:
         self.push_v1 = state.v1.push_appended
         self.push_v2 = state.v2.fold.append_message
 
+    def reopen(self) -> None:
+        """Called after the general path applied a record: it may have failed an engine or set a
+        transcript reducer folding by itself, and then the hot path stays out of the way."""
+        m1, m2 = self.state.m1, self.state.m2
+        self.open = not self.crash and not m1.active and not m2.active  # type: ignore[union-attr]
+
     def take(self, line: int, offset: int, rtype: str | None, data: dict[str, Any]) -> bool:
         """Apply a record (never the journal's first); False when the general path must do it."""
-        if rtype == LOOP:
-            return self._loop_event(line, offset, data)
-        if rtype == MESSAGE:
-            return self._message(line, data)
-        return rtype not in HISTORY_TYPES and rtype != "swarm_mode.enter"  # no replay reads these
-
-    def _usual(self, data: dict[str, Any]) -> bool:
-        """No engine failed, no transcript reducer folds by itself, and the envelope is valid and
-        this agent's (another agent's record is one v2 skips: the general path notes it)."""
-        m1, m2 = self.mirrors
-        return (not self.crash and not m1.active and not m2.active and envelope_ok(data)
-                and ("agentId" not in data or self.same_agent(data)))
-
-    def _loop_event(self, line: int, offset: int, data: dict[str, Any]) -> bool:
+        if rtype != LOOP:
+            if rtype == MESSAGE:
+                return self._message(line, data)
+            return rtype not in HISTORY_TYPES and rtype != "swarm_mode.enter"  # no replay reads these
         event = data.get("event")
-        if event.__class__ is not dict:
+        if not self.open or event.__class__ is not dict:
             return False
         kind = event.get("type")
         route = self.routes.get(kind) if kind.__class__ is str else None
-        if route is None or not self._usual(data):
+        if route is None or not self._envelope(data):
             return False
         check, index, on_v1, on_v2 = route
         if not check(event):
@@ -80,24 +76,35 @@ class HotPath:
         try:
             on_v1(event, line)
         except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
-            self.crash["v1"] = crash_text(exc, line, LOOP)
+            self._failed("v1", exc, line, LOOP)
         try:
             on_v2(event, line)
         except Exception as exc:  # noqa: BLE001
-            self.crash["v2"] = crash_text(exc, line, LOOP)
+            self._failed("v2", exc, line, LOOP)
         return True
+
+    def _envelope(self, data: dict[str, Any]) -> bool:
+        """A valid envelope of this agent (another agent's record is one v2 skips: the general
+        path notes it). The commonest envelope, an integer time and no agent, is settled first."""
+        if data.get("time").__class__ is int and "agentId" not in data:
+            return True
+        return envelope_ok(data) and ("agentId" not in data or self.same_agent(data))
 
     def _message(self, line: int, data: dict[str, Any]) -> bool:
         message = data.get("message")
-        if not self._usual(data) or not message_ok(message):
+        if not self.open or not self._envelope(data) or not message_ok(message):
             return False
         msg = appended(message, line)  # one tagged copy serves both folds, as in the general path
         try:
             self.push_v1(msg)
         except Exception as exc:  # noqa: BLE001
-            self.crash["v1"] = crash_text(exc, line, MESSAGE)
+            self._failed("v1", exc, line, MESSAGE)
         try:
             self.push_v2(msg)
         except Exception as exc:  # noqa: BLE001
-            self.crash["v2"] = crash_text(exc, line, MESSAGE)
+            self._failed("v2", exc, line, MESSAGE)
         return True
+
+    def _failed(self, engine: str, exc: Exception, line: int, rtype: str) -> None:
+        self.crash[engine] = crash_text(exc, line, rtype)
+        self.open = False
