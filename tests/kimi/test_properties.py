@@ -176,3 +176,19 @@ def test_mirrored_transcripts_match_folding_every_record(data: bytes) -> None:
         assert light.t1.folded == full.t1.folded
     if "v2" not in full.crash:
         assert light.t2.folded_length == full.t2.folded_length
+
+
+@SETTINGS
+@given(journals())
+def test_a_dry_run_plans_exactly_what_a_write_plans(data: bytes) -> None:
+    """A dry run verifies with the engines only (no hash, no checkable replay); same verdicts."""
+    state = replay_stream(PATH, io.BytesIO(data), full=False)
+    state.path = _materialise(data)
+    store = KimiStore(state.path, str(state.path), [Session(None, None, state)], readonly=False)
+    found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
+    written, previewed = plan_heal(state, found), plan_heal(state, found, writing=False)
+    assert written.edits(state) == previewed.edits(state)
+    assert (written.removed, written.tombstoned, written.skipped) == (
+        previewed.removed, previewed.tombstoned, previewed.skipped)
+    assert previewed.healed_sha256 is None and (written.healed_sha256 is not None or not written.edits(state))
+    state.path.unlink()

@@ -43,7 +43,7 @@ class KimiPlan:
     warnings: list[str] = field(default_factory=list)
     healed: KimiReplay | None = None  # the replay of the last verified healed journal
     healed_sha256: str | None = None  # the hash of its bytes (when it is to be written)
-    hash_healed: bool = True  # a dry run writes nothing, so it needs no hash
+    writing: bool = True  # the plan will be written: keep that hash and a replay the checks can run on
 
     def edits(self, state: KimiReplay) -> list[Edit]:
         out: list[Edit] = list(self.other)
@@ -74,10 +74,11 @@ class KimiPlan:
         ]
 
 
-def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, hash_healed: bool = True) -> KimiPlan:
-    """Turn the selected findings into a verified plan (`hash_healed`: keep the SHA-256 of the
-    verified bytes, which a write compares with what it writes)."""
-    plan = KimiPlan(hash_healed=hash_healed)
+def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool = True) -> KimiPlan:
+    """Turn the selected findings into a verified plan. `writing`: the plan will be written, so
+    keep the SHA-256 of the verified bytes (the write compares what it writes with it) and a
+    replay of them the checks can run on; a dry run needs neither, only the two engines' verdict."""
+    plan = KimiPlan(writing=writing)
     wanted: list[Any] = []
     for f in findings:
         if f.code in STEP_CODES and f.fix:
@@ -192,10 +193,11 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 def _verify(state: KimiReplay, plan: KimiPlan) -> bool:
     """Replay the journal the plan would write (streamed line by line, so memory stays bounded)
     and keep that replay when both engines accept it."""
-    digest = hashlib.sha256() if plan.hash_healed else None  # the reader hashes every line it reads
+    digest = hashlib.sha256() if plan.writing else None  # the reader hashes every line it reads
     with open(state.path, "rb", buffering=READ_BUFFER) as src:
         lines = iter_applied(src, LinePlan.from_edits(plan.edits(state)))
-        healed = replay_stream(Path("<healed>"), lines, digest, full=False)  # type: ignore[arg-type]
+        healed = replay_stream(Path("<healed>"), lines, digest, full=False,  # type: ignore[arg-type]
+                               engines_only=not plan.writing)
     if not accepts(state, healed, set(plan.removed), set(plan.tombstoned)):
         return False
     plan.healed, plan.healed_sha256 = healed, digest.hexdigest() if digest is not None else None
@@ -254,7 +256,7 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
 
     session = store.sessions[0]
     state = session.replay
-    plan = plan_heal(state, findings, hash_healed=options.mode != "dry-run")
+    plan = plan_heal(state, findings, writing=options.mode != "dry-run")
     edits = plan.edits(state)
     result = HealResult(path=store.display, format=store.format, skipped=plan.skipped, warnings=plan.warnings)
     result.edits = [e.as_dict() for e in edits]
@@ -286,6 +288,8 @@ def _check_healed(store: Any, session: Any, healed: KimiReplay) -> list[Finding]
     from ...core import ScanConfig, check_store
     from .store import KimiStore, Session
 
+    if healed.engines_only:
+        raise TdocError(f"{store.display}: internal: the heal kept no checkable replay; nothing written")
     view = KimiStore(store.path, store.display, [Session(session.id, session.member, healed)], readonly=True)
     return check_store(view, ScanConfig())
 

@@ -80,3 +80,19 @@ class Mirror:
         if self.v2:
             return fold.open_step is None and not fold.pending and not fold.deferred
         return not fold.open_steps and not fold.pending and not fold.deferred
+
+
+class NoTranscript:
+    """A mirror for replays that only need the live engines (a heal's acceptance check): the
+    transcript reducers are left empty and never folded."""
+
+    active = False
+
+    def before(self, rtype: str, data: dict[str, Any], line: int, msg: Any) -> None:
+        pass
+
+    def after(self) -> None:
+        pass
+
+    def sync(self) -> None:
+        pass

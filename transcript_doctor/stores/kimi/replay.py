@@ -19,12 +19,12 @@ from . import compaction as cx
 from .engine_v1 import EngineV1, crash_text
 from .engine_v2 import EngineV2
 from .messages import Msg, appended, for_transcript, public
-from .mirror import DIVERGENT, Mirror
+from .mirror import DIVERGENT, Mirror, NoTranscript
 from .projection import Projection, project
 from .reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from .records import HISTORY_TYPES, is_valid_v2
 from .route import HotPath
-from .steps import StepIndex
+from .steps import NoStepIndex, StepIndex
 from .transcript import TranscriptV1, TranscriptV2
 from .vacuous import is_vacuous_content
 
@@ -65,6 +65,7 @@ class KimiReplay:
     projections: dict[tuple[str, bool, bool], Projection] = field(default_factory=dict)
     m1: Mirror | None = None  # light mode: the transcripts follow their live engines
     m2: Mirror | None = None
+    engines_only: bool = False  # no step index, no transcripts (see replay_stream)
 
     @property
     def problems(self) -> list[LineProblem]:
@@ -87,16 +88,21 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> Kim
 
 
 def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
-                  hot_path: bool = True) -> KimiReplay:
+                  hot_path: bool = True, engines_only: bool = False) -> KimiReplay:
     """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent).
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
     behind each compaction, so memory follows the live history instead of the file size; loop
     events then take the hot path of route.py (`hot_path=False` is the reference it must match).
+    `engines_only` (with `full=False`) runs just the two live engines: no step index, no
+    transcripts, so no checks can run on the result (a heal's acceptance check needs none).
     """
-    state = KimiReplay(path=path, full=full)
+    state = KimiReplay(path=path, full=full, engines_only=engines_only and not full)
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
-    if not full:
+    if state.engines_only:
+        state.steps = NoStepIndex()
+        state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
+    elif not full:
         state.t1 = TranscriptV1(light=True)
         state.t2 = TranscriptV2(light=True)
         state.steps = StepIndex(prune=True)

@@ -143,6 +143,20 @@ class StepIndex:
         self._last_turn_max = value == self.max_turn
 
 
+class NoStepIndex(StepIndex):
+    """An index that records nothing (a heal's acceptance replay only compares histories)."""
+
+    def observe(self, rec: Record) -> None:
+        pass
+
+    def handler(self, kind: str) -> Callable[[dict[str, Any], int, int], None] | None:
+        return _ignore if kind in _HANDLERS else None
+
+
+def _ignore(event: dict[str, Any], line: int, offset: int) -> None:
+    pass
+
+
 _NO_TURN = object()
 _HANDLERS = {
     "step.begin": "step_begin",
