@@ -76,7 +76,7 @@ def mutate(data: bytes, edits: list[tuple[str, int, Any]]) -> bytes:
 
 
 def _step(step: StepRecords) -> tuple:
-    return (step.begin, step.begin_offset, step.parts, step.calls, step.results, step.ends, step.finish,
+    return (step.begin, step.begin_offset, step.others, step.calls, step.results, step.ends, step.finish,
             step.turn_id, step.vacuous, step.call_ids)
 
 

@@ -20,11 +20,11 @@ TRANSCRIPT_KEYS = ("id", "role", "content", "toolCalls", "toolCallId", "isError"
 
 
 def step_assistant(uuid: Any, line: int, partial: bool) -> Msg:
-    msg: Msg = {"role": "assistant", "content": [], "toolCalls": []}
+    if uuid.__class__ is not str and not isinstance(uuid, (int, type(None))):
+        uuid = repr(uuid)  # an id of another JSON type: tagged by its text
     if partial:
-        msg["partial"] = True
-    msg["_src"] = ("step", uuid if isinstance(uuid, (str, int, type(None))) else repr(uuid), line)
-    return msg
+        return {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": ("step", uuid, line)}
+    return {"role": "assistant", "content": [], "toolCalls": [], "_src": ("step", uuid, line)}
 
 
 def tool_call(event: dict[str, Any]) -> dict[str, Any]:

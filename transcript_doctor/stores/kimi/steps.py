@@ -12,17 +12,15 @@ from .vacuous import is_vacuous_part
 class StepRecords:
     """The journal lines of one step's records (a plain slots class: one is built per step)."""
 
-    __slots__ = ("uuid", "begin", "begin_offset", "parts", "calls", "results", "ends", "finish", "turn_id",
+    __slots__ = ("uuid", "begin", "begin_offset", "others", "calls", "results", "ends", "finish", "turn_id",
                  "vacuous", "call_ids")
 
     def __init__(self, uuid: Any) -> None:
         self.uuid = uuid
         self.begin: int | None = None
         self.begin_offset: int | None = None
-        self.parts: list[int] = []
-        self.calls: list[int] = []
-        self.results: list[int] = []
-        self.ends: list[int] = []
+        self.others: list[int] = []  # lines of its parts, calls, results and ends, as read
+        self.calls = self.results = self.ends = 0  # how many of each
         self.finish: str | None = None
         self.turn_id: Any = None
         self.vacuous = True  # every content part recorded so far is vacuous
@@ -30,8 +28,7 @@ class StepRecords:
 
     @property
     def lines(self) -> list[int]:
-        found = [self.begin] if self.begin is not None else []
-        return sorted(found + self.parts + self.calls + self.results + self.ends)
+        return sorted(self.others if self.begin is None else [self.begin, *self.others])
 
     def __repr__(self) -> str:
         return f"StepRecords({self.uuid!r}, lines={self.lines})"
@@ -97,7 +94,8 @@ class StepIndex:
     def step_end(self, event: dict[str, Any], line: int, offset: int) -> None:
         uuid = event.get("uuid")
         step = self.steps.get(uuid) or self.get(uuid)
-        step.ends.append(line)
+        step.others.append(line)
+        step.ends += 1
         step.finish = finish = event.get("finishReason")
         if self.prune and finish not in ("error", "interrupted") and (step.calls or not step.vacuous):
             self._forget(step)
@@ -105,14 +103,15 @@ class StepIndex:
     def content_part(self, event: dict[str, Any], line: int, offset: int) -> None:
         uuid = event.get("stepUuid")
         step = self.steps.get(uuid) or self.get(uuid)
-        step.parts.append(line)
+        step.others.append(line)
         if step.vacuous:
             step.vacuous = is_vacuous_part(event.get("part"))
 
     def tool_call(self, event: dict[str, Any], line: int, offset: int) -> None:
         step_uuid = event.get("stepUuid")
         step = self.steps.get(step_uuid) or self.get(step_uuid)
-        step.calls.append(line)
+        step.others.append(line)
+        step.calls += 1
         call_id = event.get("toolCallId")
         step.call_ids.append(call_id)
         self._call_step[call_id] = step_uuid
@@ -120,7 +119,9 @@ class StepIndex:
     def tool_result(self, event: dict[str, Any], line: int, offset: int) -> None:
         owner = self._call_step.get(event.get("toolCallId"))
         if owner is not None:
-            self.get(owner).results.append(line)
+            step = self.get(owner)
+            step.others.append(line)
+            step.results += 1
 
     def _forget(self, step: StepRecords) -> None:
         for call_id in step.call_ids:
