@@ -131,6 +131,7 @@ def phase(name: str, path: Path) -> dict:
         import transcript_doctor
         from transcript_doctor.core import ScanConfig
         from transcript_doctor.healing import heal_paths
+        from transcript_doctor.parallel import run  # noqa: F401  (scan imports it on first use)
         from transcript_doctor.stores import HealOptions, kinds
         from transcript_doctor.stores.kimi.replay import replay_file
 
