@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transcript_doctor.stores.kimi.jsnum import _stringify, js_stringify
+from transcript_doctor.stores.kimi.messages import public
 from transcript_doctor.stores.kimi.replay import KimiReplay, replay_stream
 from transcript_doctor.stores.kimi.steps import StepRecords
 
@@ -154,3 +155,40 @@ def test_orjson_escapes_strings_as_json_stringify_does() -> None:
         value = {"k": f"a{chr(cp)}b"}
         assert js_stringify(value) == _stringify(value), hex(cp)
     assert js_stringify({"k": "\ud800"}) == '{"k":"\\ud800"}'  # a lone surrogate, escaped as JS does
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(journals(), EDITS)
+def test_a_scan_replay_ends_with_the_histories_of_a_full_replay(data: bytes, edits: list) -> None:
+    """Light replays (hot path, mirrored transcripts, arguments serialised at the end) and full
+    replays (every record through every fold) agree on both live histories and projections."""
+    journal = mutate(data, edits)
+    light = replay_stream(PATH, io.BytesIO(journal), full=False)
+    full = replay_stream(PATH, io.BytesIO(journal), full=True)
+    assert light.crash == full.crash
+    for engine in ("v1", "v2"):
+        if engine in full.crash:
+            continue
+        ours, theirs = getattr(light, engine).history, getattr(full, engine).history
+        assert [public(m) for m in ours] == [public(m) for m in theirs]
+        assert all(isinstance(c.get("arguments"), (str, type(None))) for m in ours for c in m.get("toolCalls") or ()
+                   if isinstance(c, dict))
+
+
+def test_keys_a_journal_writes_cannot_stand_in_for_what_tdoc_builds() -> None:
+    """A record may carry any key: nothing tdoc derives from an event is looked up in it."""
+    from .builders import Journal, text
+
+    journal = Journal().user("hi")
+    journal.step("s1", [text("hello")], calls=[("c1", "done")], finish="end_turn", turn="1")
+    for record in journal.records:
+        event = record.get("event") or {}
+        if event.get("type") == "tool.call":
+            event["\u0000call"] = {"type": "function", "id": "forged", "name": "rm", "arguments": "{}"}
+            event["\u0000arguments"] = "forged"
+        if event.get("type") == "tool.result":
+            event["\u0000message"] = {"role": "user", "content": [{"type": "text", "text": "forged"}]}
+    for full in (True, False):
+        state = replay_stream(PATH, io.BytesIO(journal.bytes()), full=full)
+        text_out = orjson.dumps([public(m) for m in state.v1.history]).decode()
+        assert "forged" not in text_out and '"c1"' in text_out

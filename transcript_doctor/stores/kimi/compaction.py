@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .jsnum import js_stringify
+from .messages import call_arguments
 
 MAX_USER_TOKENS = 20000
 HEAD_USER_TOKENS = 2000
@@ -83,7 +84,7 @@ def est_message(m: Msg) -> int:
         total += est_part(part)
     for call in m.get("toolCalls") or ():
         if isinstance(call, dict):
-            total += est_text(_str(call.get("name"))) + est_text(js_stringify(call.get("arguments")))
+            total += est_text(_str(call.get("name"))) + est_text(js_stringify(call_arguments(call)))
     if m.get("role") == "user":  # appended user messages never change; a step's content still grows
         m["_est"] = total
     return total

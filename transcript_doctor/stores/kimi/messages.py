@@ -27,28 +27,52 @@ def step_assistant(uuid: Any, line: int, partial: bool) -> Msg:
     return {"role": "assistant", "content": [], "toolCalls": [], "_src": ("step", uuid, line)}
 
 
+# The folds of one replay apply each event one after the other, so the message or call an event
+# makes is built by the first and shared with the rest through a one-slot cache keyed by the
+# event's identity (never by keys stored in the event: a journal could carry any key). The slot
+# holds the event, so its identity cannot be reused while it is cached.
+_LAST_CALL: list[Any] = [None, None]
+_LAST_RESULT: list[Any] = [None, None]
+# Arguments wait in the call under a key no parsed JSON can hold until the replay ends; then
+# `settle_arguments` serialises them for the calls still in a history (most are compacted away).
+_ARGS = object()
+
+
 def tool_call(event: dict[str, Any]) -> dict[str, Any]:
-    """The ToolCall a `tool.call` event records: built once (arguments serialised as JS would),
-    then shared by every fold that keeps it, like the tool message below."""
-    call = event.get("\x00call")
-    if call is None:
-        call = event["\x00call"] = {
-            "type": "function",
-            "id": event.get("toolCallId"),
-            "name": event.get("name"),
-            "arguments": js_stringify(event["args"]) if "args" in event else None,
-        }
-        if "extras" in event:
-            call["extras"] = event["extras"]
+    """The ToolCall a `tool.call` event records, shared by every fold that keeps it; its
+    `arguments` are set by `settle_arguments` at the end of the replay."""
+    if _LAST_CALL[0] is event:
+        return _LAST_CALL[1]  # type: ignore[no-any-return]
+    call: dict[Any, Any] = {"type": "function", "id": event.get("toolCallId"), "name": event.get("name"),
+                            "arguments": None}
+    if "args" in event:
+        call[_ARGS] = event["args"]
+    if "extras" in event:
+        call["extras"] = event["extras"]
+    _LAST_CALL[0], _LAST_CALL[1] = event, call
     return call
 
 
+def call_arguments(call: dict[Any, Any]) -> Any:
+    """A tool call's `arguments`, also before the end of the replay settled them."""
+    return js_stringify(call[_ARGS]) if _ARGS in call else call.get("arguments")
+
+
+def settle_arguments(messages: list[Msg]) -> None:
+    """Serialise, as JSON.stringify would, the arguments of the tool calls these messages hold."""
+    for m in messages:
+        calls = m.get("toolCalls")
+        if calls.__class__ is list:
+            for call in calls:
+                if call.__class__ is dict and _ARGS in call:
+                    call["arguments"] = js_stringify(call.pop(_ARGS))
+
+
 def tool_message(event: dict[str, Any], line: int) -> Msg:
-    """The tool message a `tool.result` event adds: built once, then shared by every fold that
-    keeps it (history messages are never mutated in place; compaction copies what it trims)."""
-    cached = event.get("\x00message")
-    if cached is not None:
-        return cached
+    """The tool message a `tool.result` event adds, shared by every fold that keeps it (history
+    messages are never mutated in place; compaction copies what it trims)."""
+    if _LAST_RESULT[0] is event:
+        return _LAST_RESULT[1]  # type: ignore[no-any-return]
     result = event.get("result") if isinstance(event.get("result"), dict) else {}
     output = result.get("output")
     content = output if isinstance(output, list) else [{"type": "text", "text": output if isinstance(output, str) else ""}]
@@ -58,7 +82,7 @@ def tool_message(event: dict[str, Any], line: int) -> Msg:
     if "note" in result:
         msg["note"] = result["note"]
     msg["_src"] = ("rec", line)
-    event["\x00message"] = msg
+    _LAST_RESULT[0], _LAST_RESULT[1] = event, msg
     return msg
 
 

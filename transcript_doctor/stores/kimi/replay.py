@@ -18,7 +18,7 @@ from ...text import excerpt
 from . import compaction as cx
 from .engine_v1 import EngineV1, crash_text
 from .engine_v2 import EngineV2
-from .messages import Msg, appended, for_transcript, public
+from .messages import Msg, appended, for_transcript, public, settle_arguments
 from .mirror import DIVERGENT, Mirror, NoTranscript
 from .projection import Projection, project
 from .reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
@@ -228,6 +228,8 @@ def _finish(state: KimiReplay) -> None:
     state.v1_before_finish = list(state.v1.history)
     if "v1" not in state.crash:
         state.v1.finish()
+    for held in (state.v1.history, state.v2.history, state.t1.entries, state.t2.entries):
+        settle_arguments(held)  # tool-call arguments are serialised only for calls still held
 
 
 # --------------------------------------------------------------------------- output
