@@ -67,13 +67,26 @@ class Mirror:
     def _adopt_live_state(self) -> None:
         if self.v2:
             live, real = self.live.fold, self.real.fold
-            real.open_step, real.open_msg = live.open_step, live.open_msg
+            real.open_step, real.open_msg = live.open_step, self._own(live.open_msg)
             real.open_has_calls, real.open_vacuous = live.open_has_calls, live.open_vacuous
         else:
             live, real = self.live, self.real
             real.open_steps = dict(live.open_steps)
         real.pending = dict(live.pending)
         real.deferred = list(live.deferred)
+
+    def _own(self, msg: Any) -> Any:
+        """The reducer's own copy of the live fold's open step message, in place of the shared
+        one in its entries: settling it there (unmarking it partial) must not touch the live one."""
+        if msg is None:
+            return None
+        own = dict(msg)
+        entries = self.real.entries
+        for i in range(len(entries) - 1, -1, -1):
+            if entries[i] is msg:
+                entries[i] = own
+                break
+        return own
 
     def _at_rest(self, engine: Any) -> bool:
         fold = engine.fold if self.v2 and hasattr(engine, "fold") else engine
