@@ -162,12 +162,10 @@ def _count_ok(value: Any, nullable: bool = False) -> bool:
 
 def _compaction_ok(d: dict[str, Any]) -> bool:
     """String summaries only (a message-object summary goes to the schema)."""
-    context = d.get("contextSummary", _MISSING)
-    legacy = d.get("legacyTail", _MISSING)
     return (
         d.get("summary").__class__ is str
-        and (context is _MISSING or context.__class__ is str)
-        and (legacy is _MISSING or legacy.__class__ is bool)
+        and _opt(d, "contextSummary", str)
+        and _opt(d, "legacyTail", bool)
         and _count_ok(d.get("compactedCount", _MISSING))
         and _count_ok(d.get("count", _MISSING))
         and _count_ok(d.get("keptUserMessageCount", _MISSING), nullable=True)
