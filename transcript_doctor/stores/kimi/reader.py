@@ -137,7 +137,7 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
                 update(raw)
             if raw[-1:] != b"\n":
                 stats.final_newline = False
-            elif not crlf and raw[-2:] == b"\r\n":
+            elif not crlf and raw[-2:-1] == b"\r":  # (a one-byte slice is a cached object)
                 crlf = stats.crlf = True
             try:
                 obj = loads(raw)

@@ -120,7 +120,12 @@ def _step_event_ok(e: dict[str, Any]) -> bool:
 
 
 def _part_event_ok(e: dict[str, Any]) -> bool:
-    return type(e.get("stepUuid")) is str and _part_ok(e.get("part"))
+    part = e.get("part")
+    if e.get("stepUuid").__class__ is not str or part.__class__ is not dict:
+        return False
+    if part.get("type") == "text" and part.get("text").__class__ is str:  # the commonest part, in line
+        return True
+    return _part_ok(part)
 
 
 def _call_event_ok(e: dict[str, Any]) -> bool:

@@ -67,8 +67,10 @@ class HotPath:
             return False
         kind = event.get("type")
         route = self.routes.get(kind) if kind.__class__ is str else None
-        if route is None or not self._envelope(data):
+        if route is None:
             return False
+        if (data.get("time").__class__ is not int or "agentId" in data) and not self._envelope(data):
+            return False  # (an integer time and no agent, the commonest envelope, is valid as it is)
         check, index, on_v1, on_v2 = route
         if not check(event):
             return False
@@ -85,9 +87,7 @@ class HotPath:
 
     def _envelope(self, data: dict[str, Any]) -> bool:
         """A valid envelope of this agent (another agent's record is one v2 skips: the general
-        path notes it). The commonest envelope, an integer time and no agent, is settled first."""
-        if data.get("time").__class__ is int and "agentId" not in data:
-            return True
+        path notes it)."""
         return envelope_ok(data) and ("agentId" not in data or self.same_agent(data))
 
     def _message(self, line: int, data: dict[str, Any]) -> bool:
