@@ -103,6 +103,8 @@ def test_hostile_records_never_raise(batch: list[dict[str, Any]]) -> None:
     from transcript_doctor.stores.kimi.replay import replay_object, replay_stream
     from transcript_doctor.stores.kimi.store import KimiStore, Session
 
+    from .snapshots import snapshot
+
     data = b"".join(orjson.dumps(r) + b"\n" for r in batch)
     for full in (True, False):
         state = replay_stream(Path("wire.jsonl"), io.BytesIO(data), full=full)
@@ -111,3 +113,5 @@ def test_hostile_records_never_raise(batch: list[dict[str, Any]]) -> None:
                 replay_object(state, engine)
     store = KimiStore(Path("wire.jsonl"), "wire.jsonl", [Session(None, None, state)], readonly=True)
     check_store(store, ScanConfig())
+    reference = replay_stream(Path("wire.jsonl"), io.BytesIO(data), full=False, hot_path=False)
+    assert snapshot(state) == snapshot(reference)  # the hot path is the general path, hostile input too

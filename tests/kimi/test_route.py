@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from transcript_doctor.stores.kimi.jsnum import _stringify, js_stringify
 from transcript_doctor.stores.kimi.messages import public
-from transcript_doctor.stores.kimi.replay import KimiReplay, replay_stream
-from transcript_doctor.stores.kimi.steps import StepRecords
+from transcript_doctor.stores.kimi.replay import replay_stream
 
+from .snapshots import snapshot
 from .strategies import journals
 
 PATH = Path("agents/main/wire.jsonl")
@@ -74,27 +74,6 @@ def mutate(data: bytes, edits: list[tuple[str, int, Any]]) -> bytes:
         else:
             lines.insert(at, lines.pop(arg % len(lines) or 1))
     return b"\n".join(lines) + b"\n"
-
-
-def _step(step: StepRecords) -> tuple:
-    return (step.begin, step.begin_offset, step.others, step.calls, step.results, step.ends, step.finish,
-            step.turn_id, step.vacuous, step.call_ids)
-
-
-def snapshot(state: KimiReplay) -> dict[str, Any]:
-    fold = state.v2.fold
-    return {
-        "v1": state.v1.history, "v2": state.v2.history, "errors": state.v1.errors,
-        "unknown": state.v1.unknown_step_lines, "closed": state.v1.closed_at_begin,
-        "v1_open": list(state.v1.open_steps), "v1_pending": list(state.v1.pending), "v1_deferred": state.v1.deferred,
-        "v2_open": (fold.open_step, fold.open_has_calls, fold.open_vacuous, list(fold.pending), fold.deferred),
-        "dropped": state.v2_dropped, "legacy": state.legacy, "skipped": state.v2.skipped,
-        "invalid": [(rec.line, kind) for rec, kind in state.invalid], "crash": state.crash,
-        "steps": {uuid: _step(step) for uuid, step in state.steps.steps.items()},
-        "turns": (state.steps.max_turn, state.steps.max_turn_steps),
-        "t1": (state.t1.folded, state.t1.entries), "t2": (state.t2.folded_length, state.t2.entries),
-        "before_finish": state.v1_before_finish,
-    }
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -192,3 +171,19 @@ def test_keys_a_journal_writes_cannot_stand_in_for_what_tdoc_builds() -> None:
         state = replay_stream(PATH, io.BytesIO(journal.bytes()), full=full)
         text_out = orjson.dumps([public(m) for m in state.v1.history]).decode()
         assert "forged" not in text_out and '"c1"' in text_out
+
+
+def test_an_unhashable_id_left_by_an_invalid_record_does_not_break_the_hot_path() -> None:
+    """Found by the hostile-record property test: an invalid `tool.call` whose id is a list (the
+    general path indexes it as far as it can), then its step ends through the hot path."""
+    records = [  # no step.begin: v1 reports the call for a step that is not open instead of failing
+        {"type": "metadata", "protocol_version": "1.4", "created_at": 1},
+        {"type": "context.append_loop_event", "event": {"type": "tool.call", "stepUuid": "s", "toolCallId": [],
+                                                        "name": "Bash", "args": {"a": 1}}},
+        {"type": "context.append_loop_event", "event": {"type": "step.end", "uuid": "s", "finishReason": "end_turn"}},
+    ]
+    journal = b"\n".join(orjson.dumps(r) for r in records) + b"\n"
+    fast = replay_stream(PATH, io.BytesIO(journal), full=False)
+    reference = replay_stream(PATH, io.BytesIO(journal), full=False, hot_path=False)
+    assert snapshot(fast) == snapshot(reference)
+    assert not fast.crash and fast.v1.errors

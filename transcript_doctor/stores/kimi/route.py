@@ -74,7 +74,10 @@ class HotPath:
         check, index, on_v1, on_v2 = route
         if not check(event):
             return False
-        index(event, line, offset)
+        try:
+            index(event, line, offset)
+        except TypeError:
+            pass  # an unhashable id an earlier, invalid record left behind: as in the general path
         try:
             on_v1(event, line)
         except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here

@@ -125,8 +125,11 @@ class StepIndex:
 
     def _forget(self, step: StepRecords) -> None:
         for call_id in step.call_ids:
-            if self._call_step.get(call_id) == step.uuid:
-                del self._call_step[call_id]
+            try:
+                if self._call_step.get(call_id) == step.uuid:
+                    del self._call_step[call_id]
+            except TypeError:
+                continue  # an unhashable id (from an invalid record) was never mapped
         del self.steps[step.uuid]
         self._by_begin = None
 
