@@ -43,13 +43,9 @@ def is_real_user_input(m: Msg) -> bool:
     return kind in ("skill_activation", "plugin_command") and origin.get("trigger") == "user-slash"
 
 
-def is_compactable(m: Msg) -> bool:
-    """What a kept-users compaction can keep: real user input (which is never a summary)."""
-    return is_real_user_input(m)
-
-
 def compactable_users(messages: list[Msg], start: int = 0) -> list[Msg]:
-    """The messages from `start` on that a kept-users compaction can keep, in order."""
+    """The messages from `start` on that a kept-users compaction can keep, in order: real user
+    input (which is never a compaction summary)."""
     return [m for m in messages[start:] if m.get("role") == "user" and is_real_user_input(m)]
 
 

@@ -67,10 +67,8 @@ class HotPath:
             return False
         kind = event.get("type")
         route = self.routes.get(kind) if kind.__class__ is str else None
-        if route is None:
+        if route is None or not self._envelope(data):
             return False
-        if (data.get("time").__class__ is not int or "agentId" in data) and not self._envelope(data):
-            return False  # (an integer time and no agent, the commonest envelope, is valid as it is)
         check, index, on_v1, on_v2 = route
         if not check(event):
             return False

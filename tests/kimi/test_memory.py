@@ -1,0 +1,47 @@
+"""A scan's replay keeps what the live history needs, not what the file holds (issue: memory that
+grows with the live history, not with the file size). Counted in retained objects, not bytes."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from transcript_doctor.stores.kimi.replay import KimiReplay, replay_stream
+
+from .builders import Journal, text
+
+PROMPT = "word " * 2000  # ~2,500 tokens: a kept-users compaction keeps only the newest few
+
+
+def journal(turns: int) -> bytes:
+    j = Journal().user(PROMPT)
+    for n in range(turns):
+        j.user(PROMPT)
+        j.step(f"s{n}", [text(f"answer {n}")], calls=[(f"c{n}", "output")], turn=str(n + 1))
+        j.step(f"t{n}", [text("done")], turn=str(n + 1))
+        if n % 10 == 9:
+            j.kept_compaction(3) if n % 20 == 9 else j.legacy_compaction(4 * 10 - 2)
+    return j.bytes()
+
+
+def retained(state: KimiReplay) -> dict[str, int]:
+    return {
+        "v1": len(state.v1.history), "v2": len(state.v2.history),
+        "t1": len(state.t1.entries), "t2": len(state.t2.entries),
+        "steps": len(state.steps.steps), "calls": len(state.steps._call_step),
+        "legacy": sum(len(lc.vacuous_below) + len(lc.lost) for lc in state.legacy),
+    }
+
+
+def test_a_scan_replay_retains_the_same_whatever_the_length() -> None:
+    short = retained(replay_stream(Path("wire.jsonl"), io.BytesIO(journal(40)), full=False))
+    long = retained(replay_stream(Path("wire.jsonl"), io.BytesIO(journal(400)), full=False))
+    assert long == short
+    assert max(long.values()) < 60
+
+
+def test_a_full_replay_keeps_every_transcript_entry() -> None:
+    """The contrast that makes the test above mean something: `tdoc replay` keeps everything."""
+    short = replay_stream(Path("wire.jsonl"), io.BytesIO(journal(40)), full=True)
+    long = replay_stream(Path("wire.jsonl"), io.BytesIO(journal(400)), full=True)
+    assert len(long.t1.entries) > 9 * len(short.t1.entries)
