@@ -7,10 +7,12 @@ A store kind lives in its own subpackage of `transcript_doctor.stores` and expos
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..conversation import Conversation
 from ..model import Finding
 
 
@@ -93,6 +95,21 @@ class Store(ABC):
     @abstractmethod
     def replay(self, options: Options) -> Any:
         """The JSON-able replay object(s) of CONTRACTS.md for this store."""
+
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        """Each session's request as the runtime would send it, for the shared rules.
+
+        A store that feeds the shared conversation model overrides this; the rule engine runs
+        W101-W109, F507 and F508 over what it yields (see `transcript_doctor.conversation`).
+        """
+        return iter(())
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        """Findings only this store kind can see (compaction, sentinels, integrity, ...).
+
+        `codes` is the selected rule codes: a store skips the work of rules not in it.
+        """
+        return iter(())
 
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
         """Map a provider-request index (a 400's `position N` / `messages.N`) back to its record.

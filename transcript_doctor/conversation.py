@@ -1,0 +1,104 @@
+"""The shared conversation model: what every store kind hands to the store-independent rules.
+
+A store reads its own format and rebuilds, per session, the request its runtime would send. It
+hands that over as a `Conversation`: the request messages in order (each a `model.Message` whose
+`loc` says where it was read and whose `position` is its index in the request), the repairs the
+runtime makes itself before sending (`Repair`), and an `Editor` that turns a rule's fix intent
+("remove this message", "drop this part", "answer this call") into the store's own edits.
+
+The shared rules (W101-W109, F507, F508 and later ones) run once, over this model, in the rule
+engine. A store adds only the findings only it can see (compaction, sentinels, terminality,
+integrity) through `Store.native_findings`. See `docs/architecture.md`.
+
+This module is plain data and protocols: no I/O, no store imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from .model import Fix, Loc, Message, Part, ToolCall
+
+__all__ = ["Conversation", "Editor", "Message", "Part", "Repair", "RepairWhen", "Source", "ToolCall"]
+
+# Where a message or record lives in its store: file line range, or table and row.
+Source = Loc
+
+# A runtime repair made on every request hides the problem from the provider (one severity lower);
+# one made only on the strict resend after a 400 means every request first fails (rule severity).
+RepairWhen = Literal["every-request", "strict-resend"]
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A problem of rule `code` that the runtime repairs itself before it sends the request.
+
+    `source` points at the record(s) the problem is in; `position` is the request index of the
+    affected message when it is sent. `subject` names the thing repaired (a call id, a message
+    id) so the same problem seen twice (two engines, two passes) is reported once.
+    """
+
+    code: str
+    message: str
+    when: RepairWhen
+    source: Source = field(default_factory=Source)
+    position: int | None = None
+    subject: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+class Editor(Protocol):
+    """How a store realises a shared rule's fix. Each method returns None when it cannot.
+
+    The rule decides *what* to do; the editor decides *how* it is written in this store (a line
+    deletion, a SQL update, a byte-preserving rewrite). The returned `Fix` carries the edits
+    that the heal pipeline applies, so `Fix.edits` is the source of truth.
+    """
+
+    def remove_message(self, msg: Message) -> Fix | None:
+        """Remove a message that carries nothing (W101) or must not be sent (W104, W106)."""
+
+    def drop_part(self, msg: Message, index: int) -> Fix | None:
+        """Drop content part `index` of `msg` (W102: a blank text part beside other content)."""
+
+    def answer_call(self, msg: Message, call: ToolCall) -> Fix | None:
+        """Add an error tool result ("interrupted") for `call` of assistant `msg` (W103)."""
+
+
+class NoEdits:
+    """An `Editor` for stores that cannot be healed: every fix is unavailable."""
+
+    def remove_message(self, msg: Message) -> Fix | None:
+        return None
+
+    def drop_part(self, msg: Message, index: int) -> Fix | None:
+        return None
+
+    def answer_call(self, msg: Message, call: ToolCall) -> Fix | None:
+        return None
+
+
+@dataclass
+class Conversation:
+    """One session's request as its runtime would send it, located in its store.
+
+    `messages`: the request, in order, *before* the runtime's own repairs (those are `repairs`);
+    each message's `position` is its request index. `unsent`: messages the store read that the
+    request does not carry (before a compaction boundary, off the parent chain, rolled back);
+    rules never report them as errors. `codes`: the shared rule codes that apply to this runtime
+    (None: all of them; a runtime that merges consecutive assistants leaves out W109). `live`:
+    the writer may still be appending, so a problem at the very end may be work in progress.
+    """
+
+    path: str
+    format: str
+    session: str | None
+    messages: list[Message]
+    repairs: list[Repair] = field(default_factory=list)
+    unsent: list[Message] = field(default_factory=list)
+    editor: Editor = field(default_factory=NoEdits)
+    codes: frozenset[str] | None = None
+    empty_parts_vacuous: bool = True
+    live: bool = False
+    target: str | None = None  # the provider API the request goes to, when the store knows it
