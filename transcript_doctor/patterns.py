@@ -82,7 +82,7 @@ PATTERNS: list[Pattern] = [
     _p("anthropic-invalid-signature", "anthropic", "E601", _THINKING,
        r"invalid `?signature`? in `?thinking`? block"),
     _p("anthropic-thinking-modified", "anthropic", "E601", _THINKING,
-       r"redacted_thinking`? blocks in the latest assistant message cannot be modified"),
+       r"redacted_thinking`? blocks in the latest assistant message cannot be modified", related="W110"),
     _p("anthropic-thinking-expected", "anthropic", "E601", "a final tool-loop turn whose thinking was stripped",
        r"expected `?thinking`? or `?redacted_thinking`?, but found"),
     _p("anthropic-thinking-first", "anthropic", "E601", "thinking blocks out of order",
@@ -95,6 +95,12 @@ PATTERNS: list[Pattern] = [
        r"no (?:low|high) surrogate in string"),
     _p("request-not-json", "anthropic", "F507", "text the provider's JSON parser rejects (NUL bytes, binary)",
        r"the request body is not valid json"),
+    # Claude Code CLI wrappers (docs/claude-code.md §5): the CLI's own words for a pairing error
+    _p("claude-code-orphaned-tool-result", "anthropic", "W104", _ORPHAN_RESULT,
+       r"orphaned `?tool_result`? (?:block )?in (?:the )?conversation history", related="W106"),
+    _p("claude-code-duplicate-tool-use-id", "anthropic", "W105", "two tool calls share an id",
+       r"duplicate `?tool_use`? id in (?:the )?conversation history"),
+    # end of the Claude Code wrappers
     _p("claude-code-tool-concurrency", "anthropic", "W103",
        "Claude Code's wording for a tool pairing error (orphan call or result, or a duplicate id)",
        r"due to tool use concurrency issues", related="W104 W105"),
