@@ -4,6 +4,7 @@ shared-rule findings in records only a repaired chain reaches (marked unreachabl
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -200,28 +201,29 @@ def _recorded_errors(store: ClaudeCodeStore) -> Iterator[Finding]:
 
 
 def _unreachable(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Finding]:
-    """Shared-rule findings on messages only the repaired chain sends: reported, marked unreachable."""
+    """Shared-rule findings on messages only the repaired chain sends: reported, marked unreachable.
+
+    Those messages are not sent now, so they carry no request position; the position they take once
+    the chain is repaired is in `evidence.repaired_position`.
+    """
     resume = store.resume
     reached = resume.cli.reached
     make = make_for(store, live=False)
+    messages = []
+    for msg in resume.repaired.messages:
+        if any(r in reached for r in msg.extra.get("records") or ()):
+            messages.append(msg)
+        else:
+            messages.append(replace(msg, position=None, extra={**msg.extra, "repaired_position": msg.position}))
 
     def mark(code: str, text: str, msg: Message, severity: Severity | None = None, fix: Fix | None = None,
-             evidence: dict[str, Any] | None = None) -> Finding:  # fmt: skip
-        found = make(code, text, msg, severity, fix, evidence)
-        found.evidence = {**found.evidence, "unreachable": True, "repaired_position": msg.position}
-        found.position = None
+             evidence: dict[str, Any] | None = None) -> Finding | None:  # fmt: skip
+        if "repaired_position" not in msg.extra:
+            return None  # reached: reported by the shared rules on the request itself
+        found = make(code, text + " (unreachable until the parent chain is repaired)", msg, severity, fix, evidence)
+        found.evidence = {**found.evidence, "unreachable": True, "repaired_position": msg.extra["repaired_position"]}
         return found
 
-    wanted = SHARED_CODES & codes
-    for f in conversation_findings(resume.repaired.messages, make=_only_unreached(mark, reached), codes=wanted):
+    for f in conversation_findings(messages, make=mark, codes=SHARED_CODES & codes):
         if f is not None:
             yield f
-
-
-def _only_unreached(mark: Callable[..., Finding], reached: set[int]) -> Callable[..., Any]:
-    def make(code: str, text: str, msg: Message, *args: Any, **kwargs: Any) -> Any:
-        if any(r in reached for r in msg.extra.get("records") or ()):
-            return None
-        return mark(code, text, msg, *args, **kwargs)
-
-    return make
