@@ -56,7 +56,10 @@ def effective_parents(records: Iterable[Record]) -> dict[str, str | None]:
 
 def build_chain(all_records: list[Record], *, repaired: bool = False) -> Chain:
     """The resume chain of one view of the file (see the module docstring)."""
-    records = [r for r in all_records if r.chained and (repaired or r.readable)]
+    chained = [r for r in all_records if r.chained and (repaired or r.readable)]
+    # A session file replays its main chain; a subagent's file (`agent-*.jsonl`) holds only sidechain records.
+    main = [r for r in chained if not r.sidechain]
+    records = main or chained
     chain = Chain(records)
     for rec in records:
         chain.by_uuid[rec.uuid] = rec  # type: ignore[index]  # a uuid written twice: the last copy wins

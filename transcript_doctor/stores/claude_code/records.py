@@ -71,7 +71,8 @@ class Record:
 
     @property
     def chained(self) -> bool:
-        return self.uuid is not None and self.type in CHAIN_TYPES and not self.sidechain
+        """Takes part in the parentUuid chain (a subagent's own file chains its sidechain records)."""
+        return self.uuid is not None and self.type in CHAIN_TYPES
 
     @property
     def synthetic(self) -> bool:
