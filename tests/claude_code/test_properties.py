@@ -154,11 +154,13 @@ def _uuids_of_content(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _vacuous(rec: dict[str, Any]) -> bool:
+def _vacuous(rec: dict[str, Any], unsafe: bool) -> bool:
+    """Whitespace text only; with unsafe fixes also a thinking-only response (W110's unsafe fix)."""
     content = (rec.get("message") or {}).get("content")
     if rec.get("type") != "assistant" or not isinstance(content, list):
         return False
-    return all(b.get("type") == "text" and not b.get("text", "").strip() for b in content)
+    kinds = ("text", "thinking") if unsafe else ("text",)
+    return all(b.get("type") in kinds and not b.get("text", "").strip() for b in content)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -174,9 +176,10 @@ def test_heal_keeps_every_non_vacuous_message_and_is_idempotent(turns, unsafe):
         before, after = _uuids_of_content(src), _uuids_of_content(healed)
         for uuid, rec in before.items():
             if uuid not in after:
-                assert _vacuous(rec), f"heal removed a non-vacuous record {rec}"
+                assert _vacuous(rec, unsafe), f"heal removed a non-vacuous record {rec}"
         _, code = heal_paths([str(healed)], ScanConfig(), HealOptions(mode="output", output=again,
                                                                       unsafe_fixes=unsafe))  # fmt: skip
         assert not again.exists(), "healing a healed file changed it"
-        # the healed resume sends what the original sent, minus exactly what the fixes removed
-        assert replayed(healed, blanks=True) == minus_fixes(replayed(src, blanks=True))
+        # the healed resume sends what the original sent, minus exactly what the safe fixes removed
+        if not unsafe:
+            assert replayed(healed, blanks=True) == minus_fixes(replayed(src, blanks=True))

@@ -95,11 +95,12 @@ moved is rejected on every request.
 {"parentUuid":"u1","type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"msg_1","role":"assistant","content":[{"type":"thinking","thinking":"","signature":"c2ln"}]}}
 {"parentUuid":"a1","type":"assistant","uuid":"a2","sessionId":"s","message":{"id":"msg_2","role":"assistant","content":[{"type":"thinking","thinking":"","signature":"c2ln"},{"type":"text","text":"Here it is."}]}}
 ```
-tdoc reports W110 for lines 1-2 and a safe fix that removes the thinking-only response of line 1.
+tdoc reports W110 for lines 1-2 and an unsafe fix that removes the thinking-only response of line 1.
 
 ## Fix safety
-Safe when the intruding response is vacuous or thinking-only: removing it restores the turn the API returned.
-When both responses carry text or tool calls tdoc reports the finding with no automatic fix.
+Safe when the intruding response is vacuous (whitespace text only): removing it restores the turn the API
+returned. Unsafe when it is thinking-only (an interrupted response): the fix removes that thinking. When both
+responses carry text or tool calls tdoc reports the finding with no automatic fix.
 
 ## Provider errors
 - Anthropic: `messages.{N}.content.{M}: thinking or redacted_thinking blocks in the latest assistant message cannot be modified`

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...model import Edit, Finding, Fix, Message, Severity
+from ...model import Applicability, Edit, Finding, Fix, Message, Severity
 from ...patterns import match_rejection, unwrap
 from ...rules.conversation import conversation_findings
 from ...rules.registry import finding
@@ -127,18 +127,34 @@ def _thinking_only(msg: RequestMessage) -> bool:
     return bool(msg.slots) and all(s.block.kind in ("thinking", "redacted_thinking") for s in msg.slots)
 
 
+def _vacuous(msg: RequestMessage) -> bool:
+    return all(s.block.kind == "text" and s.block.blank for s in msg.slots)
+
+
+def _intruder(prev: RequestMessage, msg: RequestMessage) -> tuple[RequestMessage | None, Applicability]:
+    """The response to remove: a vacuous one (safe), else a thinking-only one (unsafe: its thinking goes)."""
+    for candidate in (prev, msg):
+        if _vacuous(candidate):
+            return candidate, "safe"
+    for candidate in (prev, msg):
+        if _thinking_only(candidate):
+            return candidate, "unsafe"
+    return None, "none"
+
+
 def _interleaved(store: ClaudeCodeStore, request: list[RequestMessage]) -> Iterator[Finding]:
     for prev, msg in zip(request, request[1:]):
         if prev.role != "assistant" or msg.role != "assistant" or prev.msg_id == msg.msg_id:
             continue
         if not (_has_thinking(prev) or _has_thinking(msg)):
             continue
-        intruder = prev if _thinking_only(prev) else msg if _thinking_only(msg) else None
+        intruder, applicability = _intruder(prev, msg)
         fix = None
         if intruder is not None:
             lines = f"{intruder.lines[0]}-{intruder.lines[1]}"
+            kind = "vacuous" if applicability == "safe" else "thinking-only"
             fix = store.editor.remove_records([r.index for r in intruder.records],
-                                              f"remove the thinking-only response of line(s) {lines}")  # fmt: skip
+                                              f"remove the {kind} response of line(s) {lines}", applicability)
         text = (f"assistant turn at request positions {prev.position}-{msg.position} mixes responses "
                 f"{prev.msg_id!r} and {msg.msg_id!r}; the provider merges them and the thinking block moves")
         yield _find(store, "W110", text, prev.lines[0], end_line=msg.lines[1], position=msg.position, fix=fix,

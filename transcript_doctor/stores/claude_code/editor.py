@@ -79,8 +79,8 @@ class ClaudeEditor:
         return self.fix("safe", f"re-link line {line} to the record of line {parent_line}",
                         [Intent("relink", record=record, parent=parent)])  # fmt: skip
 
-    def remove_records(self, records: list[int], why: str) -> Fix | None:
-        return self.fix("safe", why, (Intent("remove", record=r) for r in records))
+    def remove_records(self, records: list[int], why: str, applicability: Applicability = "safe") -> Fix | None:
+        return self.fix(applicability, why, (Intent("remove", record=r) for r in records))
 
 
 def _lines(lines: list[int]) -> str:

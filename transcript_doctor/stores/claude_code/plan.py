@@ -169,17 +169,17 @@ class Planner:
         removed_uuids = {self.records[i].uuid for i in plan.removed if self.records[i].uuid}
         if not removed_uuids:
             return
-        for rec in self.records:
+        orphans = {c.index: c for u in removed_uuids for c in self.children.get(u or "", ())
+                   if c.index not in plan.relinked}  # fmt: skip
+        orphans.update((i, self.records[i]) for i, p in plan.relinked.items() if p in removed_uuids)
+        for rec in orphans.values():
             if rec.index in plan.removed:
                 continue
             parent = self._parent(rec, plan)
-            if parent not in removed_uuids:
-                continue
             seen: set[str] = set()
             while parent in removed_uuids and parent not in seen:
                 seen.add(parent)  # type: ignore[arg-type]
-                above = self.by_uuid[parent]  # type: ignore[index]
-                parent = self._parent(above, plan)
+                parent = self._parent(self.by_uuid[parent], plan)  # type: ignore[index]
             plan.relinked[rec.index] = parent
 
     def _write(self, plan: Plan, inserts: dict[int, list[dict[str, Any]]], split: set[int]) -> None:

@@ -111,7 +111,7 @@ def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Tra
         if body.endswith(b"\r"):
             body = body[:-1]
         if body.strip():
-            suspect = b"\\u0000" in body or b"\\ud" in body or b"\\uD" in body
+            suspect = b"\\u" in body and (b"\\u0000" in body or b"\\ud" in body or b"\\uD" in body)
             try:
                 obj = loads(body)
             except orjson.JSONDecodeError:
