@@ -107,17 +107,15 @@ def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Tra
     for raw in _lines(path, display):
         number += 1
         size = len(raw)
-        body = raw[:-1] if raw.endswith(b"\n") else raw
-        if body.endswith(b"\r"):
-            body = body[:-1]
-        if body.strip():
-            suspect = b"\\u" in body and (b"\\u0000" in body or b"\\ud" in body or b"\\uD" in body)
+        if size > 2 or raw.strip():  # orjson takes the line with its ending: no copy per line
+            suspect = b"\\u" in raw and (b"\\u0000" in raw or b"\\ud" in raw or b"\\uD" in raw)
             try:
-                obj = loads(body)
+                obj = loads(raw)
             except orjson.JSONDecodeError:
-                _slow_line(out, number, offset, body, raw.endswith(b"\n"), keep_text)
+                ended = raw.endswith(b"\n")
+                _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text)
             else:
-                if isinstance(obj, dict):
+                if type(obj) is dict:
                     rec = parse_record(obj, len(records), number, keep_text=keep_text, suspect=suspect)
                     rec.offset = offset
                     records.append(rec)

@@ -27,7 +27,7 @@ PROTECTED_TYPES = frozenset({"permission-mode", "last-prompt"})
 SYNTHETIC_MODEL = "<synthetic>"
 NO_RESPONSE = "No response requested."
 INTERRUPT_PREFIX = "[Request interrupted by user"
-KEEP_CHARS = 400  # text up to this long is kept whole
+KEEP_CHARS = 160  # text up to this long is kept whole (else an excerpt)
 
 
 @dataclass(slots=True)
@@ -156,13 +156,16 @@ def _meta(obj: dict[str, Any], kind: str, subtype: str | None) -> dict[str, Any]
 def parse_record(obj: dict[str, Any], index: int, line: int, piece: int = 0, *, keep_text: bool = False,
                  suspect: bool = False) -> Record:  # fmt: skip
     """A `Record` from one decoded JSON object (any type; unknown fields are ignored)."""
-    kind = obj.get("type")
-    kind = kind if isinstance(kind, str) else ""
-    subtype = _str(obj.get("subtype"))
-    rec = Record(index, line, piece, type=kind, uuid=_str(obj.get("uuid")), parent=_str(obj.get("parentUuid")),
-                 subtype=subtype, sidechain=obj.get("isSidechain") is True, session=_str(obj.get("sessionId")))
-    message = obj.get("message")
-    if kind in ("user", "assistant") and isinstance(message, dict):
+    get = obj.get
+    kind = get("type")
+    kind = kind if type(kind) is str else ""
+    subtype = _str(get("subtype"))
+    uuid, parent, session = get("uuid"), get("parentUuid"), get("sessionId")
+    rec = Record(index, line, piece, type=kind, uuid=uuid if type(uuid) is str else None,
+                 parent=parent if type(parent) is str else None, subtype=subtype,
+                 sidechain=get("isSidechain") is True, session=session if type(session) is str else None)
+    message = get("message")
+    if kind in ("user", "assistant") and type(message) is dict:
         rec.role = _str(message.get("role")) or kind
         rec.msg_id = _str(message.get("id"))
         rec.model = _str(message.get("model"))
@@ -170,14 +173,15 @@ def parse_record(obj: dict[str, Any], index: int, line: int, piece: int = 0, *, 
         if keep_text:
             rec.raw_content = [{"type": "text", "text": content}] if isinstance(content, str) else (
                 content if isinstance(content, list) else [])
-        if isinstance(content, str):
+        if type(content) is str:
             rec.string_content = True
             rec.blocks = [Block("text", _keep(content, keep_text, suspect), blank=is_blank(content))]
-        elif isinstance(content, list):
+        elif type(content) is list:
             rec.blocks = [_block(b, keep_text, suspect) for b in content]
-    rec.api_error = obj.get("isApiErrorMessage") is True
-    rec.compact_summary = obj.get("isCompactSummary") is True
-    rec.meta = _meta(obj, kind, subtype)
+        rec.api_error = get("isApiErrorMessage") is True
+        rec.compact_summary = get("isCompactSummary") is True
+    if subtype is not None or rec.api_error or (kind == "assistant" and "error" in obj):
+        rec.meta = _meta(obj, kind, subtype)
     return rec
 
 
