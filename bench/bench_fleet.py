@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_parallel import build_corpus  # noqa: E402
+from bench_parallel import build_corpus
 
-from transcript_doctor.core import ScanConfig, scan  # noqa: E402
-from transcript_doctor.fleet import fleet_scan  # noqa: E402
-from transcript_doctor.reporters import REPORTERS  # noqa: E402
+from transcript_doctor.core import ScanConfig, scan
+from transcript_doctor.fleet import fleet_scan
+from transcript_doctor.reporters import REPORTERS
 
 
 def _json(report: object) -> str:

@@ -10,7 +10,13 @@ import pytest
 from tests.fleet.conftest import build_tree, json_report
 from transcript_doctor.core import ScanConfig, scan
 from transcript_doctor.fleet import fleet_scan, is_url, parse_storage_options
-from transcript_doctor.fleet.run import BATCH_BYTES, BATCH_FILES, FleetRun, InlineExecutor, batches
+from transcript_doctor.fleet.run import (
+    BATCH_BYTES,
+    BATCH_FILES,
+    FleetRun,
+    InlineExecutor,
+    batches,
+)
 from transcript_doctor.fleet.tasks import Item, scan_batch
 from transcript_doctor.model import TdocError
 
@@ -122,7 +128,7 @@ def test_lost_batches_are_split_and_every_store_gets_a_result(tmp_path: Path) ->
 
 def test_stdin_cannot_go_to_a_cluster() -> None:
     with pytest.raises(TdocError, match="standard input"):
-        FleetRun(InlineExecutor(), ScanConfig(jobs=1)).list(["-"])
+        FleetRun(InlineExecutor(), ScanConfig(jobs=1)).list_items(["-"])
 
 
 def test_without_the_extra_the_fleet_options_say_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

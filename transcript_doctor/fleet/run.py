@@ -70,7 +70,7 @@ class InlineExecutor:
     def submit(self, fn: Callable[..., Any], *args: Any) -> TaskFuture:
         try:
             return _Done(fn(*args))
-        except Exception as exc:  # handed back through result(), as a Dask future would
+        except Exception as exc:  # noqa: BLE001 - handed back through result(), as a Dask future would
             return _Done(error=exc)
 
     def as_completed(self, futures: Iterable[TaskFuture]) -> Completion:
@@ -99,7 +99,7 @@ class FleetRun:
     progress: Progress | None = None
 
     def scan(self, args: list[str]) -> list[FileResult]:
-        items = self.list(args)
+        items = self.list_items(args)
         if not items:
             raise TdocError("no input files found")
         if self.progress is not None:
@@ -114,7 +114,7 @@ class FleetRun:
 
     # ---------------------------------------------------------------- listing
 
-    def list(self, args: list[str]) -> list[Item]:
+    def list_items(self, args: list[str]) -> list[Item]:
         """Every store named by `args`, local ones expanded as a local scan expands them."""
         if "-" in args:
             raise TdocError("standard input ('-') cannot be scanned on a cluster")
@@ -157,7 +157,7 @@ class FleetRun:
         """Store the batch's results; the batches to send again (a lost batch, split)."""
         try:
             values = future.result()
-        except Exception as exc:  # the task itself was lost (a dying worker, a pickling error)
+        except Exception as exc:  # noqa: BLE001 - the task itself was lost (a dying worker, a pickling error)
             if len(batch) > 1:
                 return [[item] for item in batch]
             cause = f"{type(exc).__name__}: {excerpt(str(exc))}"

@@ -78,7 +78,7 @@ def fetch(uri: str, workdir: Path, storage_options: dict[str, Any]) -> Path:
         fs.get_file(path, str(local))
         if _is_sqlite(local) and fs.exists(path + "-wal"):
             fs.get_file(path + "-wal", str(workdir / (name + "-wal")))
-    except Exception as exc:  # the storage library's own error types vary by backend
+    except Exception as exc:  # noqa: BLE001 - the storage library's own error types vary by backend
         raise TdocError(f"{uri}: cannot read: {describe_storage_error(exc)}") from None
     return local
 

@@ -13,6 +13,8 @@ Which files under a prefix count: the names a local directory walk looks at (see
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,10 +97,11 @@ def list_argument(url: str, storage_options: dict[str, Any]) -> Listing:
         if any(ch in path for ch in _GLOB_CHARS):
             return _glob(fs, path)
         info = _info(fs, path)
-        if info is None:
-            raise TdocError(f"{url}: no such object or prefix")
-        if info.get("type") != "directory":
-            return Listing((RemoteStore(fs.unstrip_protocol(path), int(info.get("size") or 0)),), (), True)
+    if info is None:
+        raise TdocError(f"{url}: no such object or prefix")
+    if info.get("type") != "directory":
+        return Listing((RemoteStore(fs.unstrip_protocol(path), int(info.get("size") or 0)),), (), True)
+    with storage_errors(url):
         return _children(fs, path)
 
 
@@ -147,19 +150,15 @@ def list_prefix(prefix: str, storage_options: dict[str, Any]) -> list[RemoteStor
     return found
 
 
-class storage_errors:
+@contextmanager
+def storage_errors(url: str) -> Iterator[None]:
     """Turns a storage library's failure into a TdocError naming the URL (credentials, access)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
-        if exc is None or isinstance(exc, TdocError) or not isinstance(exc, Exception):
-            return False
-        raise TdocError(f"{self.url}: {describe_storage_error(exc)}") from None
+    try:
+        yield
+    except TdocError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - each storage backend has its own error types
+        raise TdocError(f"{url}: {describe_storage_error(exc)}") from None
 
 
 def describe_storage_error(exc: BaseException) -> str:
