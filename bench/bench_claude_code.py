@@ -32,9 +32,9 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transcript_doctor.core import ScanConfig, check_store  # noqa: E402
-from transcript_doctor.stores import Options, open_store  # noqa: E402
-from transcript_doctor.stores.claude_code.reader import read_transcript  # noqa: E402
+from transcript_doctor.core import ScanConfig, check_store
+from transcript_doctor.stores import Options, open_store
+from transcript_doctor.stores.claude_code.reader import read_transcript
 
 REAL = ROOT / "fixtures" / "claude-code" / "real"
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

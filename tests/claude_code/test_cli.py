@@ -68,14 +68,14 @@ def test_project_directory_in_a_real_process(tmp_path):
     (session / "subagents" / "agent-a1b2c3.jsonl").write_text(sub.jsonl(), encoding="utf-8")
     (session / "subagents" / "agent-a1b2c3.meta.json").write_text('{"agentType": "Explore"}', encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", str(tmp_path / "projects"),
-                           "--format", "json"], capture_output=True, cwd=ROOT)  # fmt: skip
+                           "--format", "json"], capture_output=True, cwd=ROOT, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     doc = orjson.loads(proc.stdout)
     assert [Path(f["path"]).name for f in doc["files"]] == ["0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d.jsonl",
                                                              "agent-a1b2c3.jsonl"]
     assert all(f["error"] is None and f["format"] == "claude-code" for f in doc["files"])
     replay = subprocess.run([sys.executable, "-m", "transcript_doctor", "replay",
-                             str(session / "subagents" / "agent-a1b2c3.jsonl")], capture_output=True, cwd=ROOT)
+                             str(session / "subagents" / "agent-a1b2c3.jsonl")], capture_output=True, cwd=ROOT, check=False)
     assert replay.returncode == 0 and len(orjson.loads(replay.stdout)["history"]) == 2
 
 

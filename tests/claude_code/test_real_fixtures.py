@@ -3,6 +3,7 @@ every finding on them is one the tests explain."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_real_resume_reaches_every_message_record(path):
     # positions are the request indexes, in order, and every message has its lines
     assert [s["position"] for s in replay["sources"]] == list(range(len(replay["history"])))
     roles = [m["role"] for m in replay["history"]]
-    assert roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:]) if a == "user")
+    assert roles[0] == "user" and all(a != b for a, b in pairwise(roles) if a == "user")
 
 
 def test_parallel_results_on_side_branches_are_sent():

@@ -3,4 +3,4 @@
 from .store import ClaudeCodeKind
 
 KINDS = (ClaudeCodeKind(),)
-from . import bridge  # noqa: E402,F401  (registers the checks until the shared engine runs them)
+from . import bridge  # noqa: F401  (registers the checks until the shared engine runs them)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -143,7 +144,7 @@ def _intruder(prev: RequestMessage, msg: RequestMessage) -> tuple[RequestMessage
 
 
 def _interleaved(store: ClaudeCodeStore, request: list[RequestMessage]) -> Iterator[Finding]:
-    for prev, msg in zip(request, request[1:]):
+    for prev, msg in pairwise(request):
         if prev.role != "assistant" or msg.role != "assistant" or prev.msg_id == msg.msg_id:
             continue
         if not (_has_thinking(prev) or _has_thinking(msg)):
@@ -240,6 +241,6 @@ def _unreachable(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Find
         found.evidence = {**found.evidence, "unreachable": True, "repaired_position": msg.extra["repaired_position"]}
         return found
 
-    for f in conversation_findings(messages, make=mark, codes=SHARED_CODES & codes):
+    for f in conversation_findings(messages, make=cast(Callable[..., Finding], mark), codes=SHARED_CODES & codes):
         if f is not None:
             yield f

@@ -8,6 +8,7 @@ nearest survivor, instead of producing edits that overlap.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cached_property
 
 from ...model import Applicability, Fix, Message, ToolCall
 from .plan import Intent, LineSource, Planner
@@ -17,9 +18,13 @@ from .reader import Transcript
 class ClaudeEditor:
     def __init__(self, transcript: Transcript) -> None:
         self.transcript = transcript
-        self.planner = Planner(transcript, LineSource(transcript.path))
         self.intents: dict[int, tuple[Intent, ...]] = {}
         self._keep: list[Fix] = []  # the fixes whose ids key `intents`
+
+    @cached_property
+    def planner(self) -> Planner:
+        """Built on the first fix: indexes every record by uuid, parent and line."""
+        return Planner(self.transcript, LineSource(self.transcript.path))
 
     def fix(self, applicability: Applicability, summary: str, intents: Iterable[Intent]) -> Fix | None:
         intents = tuple(intents)

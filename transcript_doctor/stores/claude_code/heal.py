@@ -15,7 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from ...fixes.atomic import Fingerprint, backup_path_for, check_writable, make_backup, write_atomic
+from ...fixes.atomic import (
+    Fingerprint,
+    backup_path_for,
+    check_writable,
+    make_backup,
+    write_atomic,
+)
 from ...fixes.jsonl import LinePlan, apply_lines, unified_diff
 from ...model import Edit, Finding, RefusedError, TdocError
 from ..base import HealOptions, HealResult

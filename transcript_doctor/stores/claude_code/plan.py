@@ -111,8 +111,10 @@ class Planner:
         self.source = source
         self.records = transcript.records
         self.pieces: dict[int, int] = {}
+        self.by_line: dict[int, list[Record]] = {}
         for rec in self.records:
             self.pieces[rec.line] = max(self.pieces.get(rec.line, 0), rec.piece + 1)
+            self.by_line.setdefault(rec.line, []).append(rec)
         self.by_uuid: dict[str, Record] = {}
         self.children: dict[str, list[Record]] = {}
         for rec in self.records:
@@ -137,7 +139,7 @@ class Planner:
             split.add(it.line)
             for cat in self.t.concatenated:
                 if cat.line == it.line:
-                    plan.twins.update(r.index for r in self.t.records if r.line == it.line and r.piece in cat.twins)
+                    plan.twins.update(r.index for r in self.by_line[it.line] if r.piece in cat.twins)
             return
         rec = self.records[it.record]
         if it.kind == "remove":
@@ -186,11 +188,8 @@ class Planner:
         touched = set(split)
         for index in plan.removed | set(plan.dropped) | set(plan.relinked) | set(inserts) | plan.twins:
             touched.add(self.records[index].line)
-        by_line: dict[int, list[Record]] = {}
-        for rec in self.records:
-            if rec.line in touched:
-                by_line.setdefault(rec.line, []).append(rec)
-        for line, recs in sorted(by_line.items()):
+        for line in sorted(touched):
+            recs = self.by_line.get(line, [])
             out: list[str] = []
             for rec in sorted(recs, key=lambda r: r.piece):
                 if rec.index not in plan.removed and rec.index not in plan.twins:

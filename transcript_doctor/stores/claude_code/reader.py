@@ -91,11 +91,10 @@ def sniff(head: bytes) -> bool:
 
 def _lines(path: Path, display: str) -> Iterator[bytes]:
     try:
-        fh = open(path, "rb", buffering=BUFFER)
+        with open(path, "rb", buffering=BUFFER) as fh:
+            yield from fh
     except OSError as exc:
         raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
-    with fh:
-        yield from fh
 
 
 def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Transcript:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,10 @@ class ClaudeCodeStore(Store):
 
     def findings(self, codes: frozenset[str] = ALL_CODES) -> list[Finding]:
         """Every finding of this store (shared rules and its own), for the heal's re-scan."""
+        with gc_paused():
+            return self._findings(codes)
+
+    def _findings(self, codes: frozenset[str]) -> list[Finding]:
         out = list(conversation_findings(self.resume.cli.messages, make=make_for(self, self.live),
                                          codes=SHARED_CODES & codes))  # fmt: skip
         out.extend(native(self, codes))
@@ -100,5 +106,19 @@ class ClaudeCodeKind(StoreKind):
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         fingerprint = Fingerprint.of(path) if options.fingerprint else None
-        transcript = read_transcript(path, display, keep_text=options.full_replay)
-        return ClaudeCodeStore(path, display, transcript, fingerprint)
+        with gc_paused():
+            transcript = read_transcript(path, display, keep_text=options.full_replay)
+            return ClaudeCodeStore(path, display, transcript, fingerprint)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic collections while the record index is built: records hold no cycles, and a full
+    collection per few thousand allocations over a heap that grows with the file made reading quadratic."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

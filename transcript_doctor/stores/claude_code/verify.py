@@ -21,7 +21,6 @@ from .reader import Transcript, read_transcript
 from .records import KEEP_CHARS, Record, parse_record
 from .resume import View, view
 
-
 _CHARS = KEEP_CHARS - 1  # texts are compared on the part every reading keeps
 
 
@@ -50,7 +49,7 @@ def signature(v: View) -> list[tuple[Any, ...]]:
     """What the request sends, independent of line numbers."""
     return [
         (m.role, m.msg_id, tuple((s.block.kind, s.block.id, s.block.text[:_CHARS], s.block.is_error, s.block.signed)
-                                 for s in m.slots), tuple(r.uuid for r in m.records))  # fmt: skip
+                                 for s in m.slots), tuple(r.uuid for r in m.records))
         for m in v.request.messages
     ]
 
