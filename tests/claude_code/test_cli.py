@@ -18,7 +18,6 @@ from .builders import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = Path(__file__).resolve().parent / "cases"
-REAL = ROOT / "fixtures" / "claude-code" / "real"
 runner = CliRunner()
 
 
@@ -58,7 +57,13 @@ def test_project_directory_in_a_real_process(tmp_path):
     project = tmp_path / "projects" / "-work-demo"
     session = project / "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d"
     (session / "subagents").mkdir(parents=True)
-    shutil.copyfile(REAL / "entirecli-82060566ec4b-0.jsonl", project / "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d.jsonl")
+    main = Session()
+    main.user("explore the repo")
+    task = main.call("msg_main", "toolu_task", name="Task")
+    main.result("toolu_task", "Found it.")
+    main.records[-1]["toolUseResult"] = {"status": "completed", "agentId": "a1b2c3"}
+    main.text("msg_main2", "The subagent found it.")
+    (project / "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d.jsonl").write_text(main.jsonl(), encoding="utf-8")
     sub = Session()
     sub.user("search the repo")
     sub.text("msg_sub", "Found it.")
@@ -76,7 +81,10 @@ def test_project_directory_in_a_real_process(tmp_path):
     assert all(f["error"] is None and f["format"] == "claude-code" for f in doc["files"])
     replay = subprocess.run([sys.executable, "-m", "transcript_doctor", "replay",
                              str(session / "subagents" / "agent-a1b2c3.jsonl")], capture_output=True, cwd=ROOT, check=False)
-    assert replay.returncode == 0 and len(orjson.loads(replay.stdout)["history"]) == 2
+    assert replay.returncode == 0
+    doc = orjson.loads(replay.stdout)
+    assert len(doc["history"]) == 2
+    assert doc["parent"]["task_call"] == task["message"]["content"][0]["id"] and doc["parent"]["line"] == 3
 
 
 def test_unreadable_file_is_a_clear_error(tmp_path):

@@ -20,6 +20,7 @@ from .editor import ClaudeEditor
 from .live import claude_holders
 from .reader import Transcript, read_transcript, sniff
 from .resume import FORMAT, Resume
+from .subagents import parent_link
 
 ALL_CODES = frozenset(SHARED_CODES | {"F501", "F502", "F509", "C206", "W110", "T405", "E601"})
 
@@ -79,7 +80,9 @@ class ClaudeCodeStore(Store):
         return out
 
     def replay(self, options: Options) -> Any:
-        return self.resume.replay_object(self.display)
+        obj = self.resume.replay_object(self.display)
+        obj["parent"] = parent_link(self.path, self.transcript)  # a subagent's Task call, else None
+        return obj
 
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
         return self.resume.locate(position)
