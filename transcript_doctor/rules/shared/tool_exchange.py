@@ -1,8 +1,9 @@
-"""One pass over a conversation's tool exchanges, shared by W103-W107.
+"""One pass over a conversation's tool exchanges, shared by the tool-pairing rules.
 
 Every call must be answered once, right after it, and every result must answer an earlier call.
 The pass pairs calls with results in request order and records each break of that contract as a
-`Hit` under its rule code; the rule modules pick their own code's hits.
+`Hit` under the name of the break (`unanswered-call`, `orphan-result`, `reused-call-id`,
+`second-result`, `displaced-result`); each rule module takes the hits of its break.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ class _CallSite:
 
 @dataclass
 class ToolExchange:
-    """The hits of the pairing pass, by rule code, in request order."""
+    """The hits of the pairing pass, by kind of break, in request order."""
 
     hits: dict[str, list[Hit]] = field(default_factory=dict)
 
-    def add(self, code: str, hit: Hit) -> None:
-        self.hits.setdefault(code, []).append(hit)
+    def add(self, kind: str, hit: Hit) -> None:
+        self.hits.setdefault(kind, []).append(hit)
 
-    def of(self, code: str) -> list[Hit]:
-        return self.hits.get(code, [])
+    def of(self, kind: str) -> list[Hit]:
+        return self.hits.get(kind, [])
 
 
 def analyse(messages: list[Message]) -> ToolExchange:
@@ -45,7 +46,7 @@ def analyse(messages: list[Message]) -> ToolExchange:
         elif msg.role == "tool":
             _match_result(messages, msg, i, calls, out)
     for hit in _unanswered(messages):
-        out.add("W103", hit)
+        out.add("unanswered-call", hit)
     return out
 
 
@@ -69,7 +70,7 @@ def _register_calls(msg: Message, i: int, calls: dict[str, _CallSite], out: Tool
     for k, call in enumerate(msg.tool_calls):
         if call.id in calls:
             first = calls[call.id]
-            out.add("W105", Hit(
+            out.add("reused-call-id", Hit(
                 msg,
                 f"{describe(msg)} reuses tool call id {call.id!r} (first issued at position {first.position})",
                 {"tool_call_id": call.id, "call_index": k, "tool_name": call.name, "first_position": first.position},
@@ -83,7 +84,7 @@ def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str
     call_id = msg.tool_call_id or ""
     site = calls.get(call_id)
     if site is None:
-        out.add("W104", Hit(
+        out.add("orphan-result", Hit(
             msg,
             f"tool result at request position {msg.position} answers {call_id!r}, which no earlier call issued",
             {"tool_call_id": call_id},
@@ -96,7 +97,7 @@ def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str
     site.answered_by = i
     between = [m for m in messages[site.index + 1 : i] if m.role != "tool"]
     if between:
-        out.add("W107", Hit(
+        out.add("displaced-result", Hit(
             msg,
             f"tool result for {call_id!r} is separated from its call by {len(between)} non-tool message(s)",
             {"tool_call_id": call_id, "call_position": site.position, "separating_roles": [m.role for m in between]},
@@ -104,13 +105,13 @@ def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str
 
 
 def _second_result(messages: list[Message], msg: Message, i: int, site: _CallSite, out: ToolExchange) -> None:
-    """W106: a real result replaces an "interrupted" placeholder; otherwise the later copy goes."""
+    """A second result: a real one replaces an "interrupted" placeholder, else the later copy goes."""
     call_id = msg.tool_call_id or ""
     earlier = messages[site.answered_by] if site.answered_by is not None else msg
     replaces = is_placeholder_result(earlier) and not is_placeholder_result(msg)
     target, kept = (earlier, i) if replaces else (msg, site.answered_by)
     kept_position = messages[kept].position if kept is not None else None
-    out.add("W106", Hit(
+    out.add("second-result", Hit(
         target,
         f"second tool result for call {call_id!r}; the one at request position {kept_position} is kept",
         {"tool_call_id": call_id, "kept_position": kept_position, "dropped_placeholder": target is earlier},
@@ -120,7 +121,7 @@ def _second_result(messages: list[Message], msg: Message, i: int, site: _CallSit
 
 
 def _unanswered(messages: list[Message]) -> list[Hit]:
-    """W103: a call with no result among the tool messages that directly follow it."""
+    """A call with no result among the tool messages that directly follow it."""
     hits: list[Hit] = []
     seen: set[str] = set()
     for i, msg in enumerate(messages):

@@ -66,5 +66,5 @@ command executed), so the added text never claims success. Use `--unsafe-fixes` 
 
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
-    """The W103 hits of the shared tool-exchange pass (`tool_exchange.py`)."""
-    yield from view.tool_exchange.of("W103")
+    """The `unanswered-call` hits of the shared tool-exchange pass (`tool_exchange.py`)."""
+    yield from view.tool_exchange.of("unanswered-call")

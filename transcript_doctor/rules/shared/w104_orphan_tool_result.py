@@ -54,5 +54,5 @@ Safe: it answers nothing the model asked in this history, and kimi's projection 
 
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
-    """The W104 hits of the shared tool-exchange pass (`tool_exchange.py`)."""
-    yield from view.tool_exchange.of("W104")
+    """The `orphan-result` hits of the shared tool-exchange pass (`tool_exchange.py`)."""
+    yield from view.tool_exchange.of("orphan-result")

@@ -46,5 +46,5 @@ and later turns may have relied on it.
 
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
-    """The W105 hits of the shared tool-exchange pass (`tool_exchange.py`)."""
-    yield from view.tool_exchange.of("W105")
+    """The `reused-call-id` hits of the shared tool-exchange pass (`tool_exchange.py`)."""
+    yield from view.tool_exchange.of("reused-call-id")

@@ -50,5 +50,5 @@ Safe: the model keeps the one answer runtimes already keep (kimi's strict dedupe
 
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
-    """The W106 hits of the shared tool-exchange pass (`tool_exchange.py`)."""
-    yield from view.tool_exchange.of("W106")
+    """The `second-result` hits of the shared tool-exchange pass (`tool_exchange.py`)."""
+    yield from view.tool_exchange.of("second-result")

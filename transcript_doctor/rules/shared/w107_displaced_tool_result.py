@@ -53,5 +53,5 @@ message in between was written before the result existed, and after the move it 
 
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
-    """The W107 hits of the shared tool-exchange pass (`tool_exchange.py`)."""
-    yield from view.tool_exchange.of("W107")
+    """The `displaced-result` hits of the shared tool-exchange pass (`tool_exchange.py`)."""
+    yield from view.tool_exchange.of("displaced-result")

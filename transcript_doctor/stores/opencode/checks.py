@@ -17,6 +17,7 @@ from ...model import Edit, Finding, Fix, Loc, Message, ToolCall
 from ...patterns import match_rejection
 from ...rules import finding
 from ...rules.engine import check_conversation, shared_codes
+from ...rules.shared import w109_consecutive_assistants as w109
 from ...text import excerpt
 from ..session_pass import SessionPass
 from . import completion
@@ -26,7 +27,7 @@ from .runs import Run, SessionView
 
 # W109 is left out: the AI SDK providers merge adjacent assistant messages, and OpenCode sends a
 # multi-step reply as one assistant message per step by design.
-SHARED_CODES = shared_codes() - {"W109"}
+SHARED_CODES = shared_codes() - {w109.RULE.code}
 NATIVE_CODES = frozenset({"F504", "T401", "T402", "T403", "T404", "S307", "E601"})
 STEP_MARKERS = ("step-start", "step-finish")
 _STOP_REASON = re.compile(r"'stop_reason': '([A-Za-z_]{1,40})'")
