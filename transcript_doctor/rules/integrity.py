@@ -32,6 +32,7 @@ replayed history does not change, and later appends start on a clean line.
 ## Provider errors
 None: this is a file problem; nothing is sent.
 """,
+    availability="sometimes",
 )
 
 define(

@@ -46,6 +46,7 @@ one character per replacement.
         "The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})",
         "The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})",
     ),
+    availability="sometimes",
 )
 
 

@@ -58,6 +58,7 @@ of the step goes (a stray `content.part` makes v1 resume throw) and a legacy com
         "Assistant message must have either content or tool_calls, but not none.",
         "Invalid value for 'content': expected a string, got null",
     ),
+    availability="sometimes",
 )
 
 

@@ -52,6 +52,7 @@ Safe: the part holds nothing a model could read and the message keeps its other 
         "Add text to the text field, and try again.",
         "MissingParameter: input.content.text",
     ),
+    availability="sometimes",
 )
 
 

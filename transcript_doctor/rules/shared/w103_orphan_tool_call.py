@@ -61,6 +61,7 @@ command executed), so the added text never claims success. Use `--unsafe-fixes` 
         "Messages following tool_use blocks must begin with a matching number of tool_result blocks.",
         "Not the same number of function calls and responses",
     ),
+    availability="sometimes",
 )
 
 

@@ -49,6 +49,7 @@ Safe: it answers nothing the model asked in this history, and kimi's projection 
         "Please ensure that function response turn comes immediately after a function call turn.",
         "Message has tool role, but there was no previous assistant message with a tool call!",
     ),
+    availability="sometimes",
 )
 
 

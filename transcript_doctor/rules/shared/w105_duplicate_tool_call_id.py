@@ -41,6 +41,7 @@ and later turns may have relied on it.
 - Anthropic: ``messages.{N}.content.{M}: `tool_use` ids must be unique``
 """,
     provider_errors=("messages.{N}.content.{M}: `tool_use` ids must be unique",),
+    availability="sometimes",
 )
 
 

@@ -45,6 +45,7 @@ Safe: the model keeps the one answer runtimes already keep (kimi's strict dedupe
         "messages.{N}.content.{M}: unexpected `tool_use_id` found in `tool_result` blocks: {ids}. "
         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
     ),
+    availability="sometimes",
 )
 
 

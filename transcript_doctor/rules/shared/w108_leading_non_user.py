@@ -46,6 +46,7 @@ Unsafe: the fix deletes every message before the first user message, and the mod
         "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
         "Unexpected role 'tool' after role 'system'",
     ),
+    availability="sometimes",
 )
 
 
