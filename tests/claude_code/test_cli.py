@@ -17,7 +17,7 @@ from transcript_doctor.schema import errors
 from .builders import Session
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = Path(__file__).resolve().parent / "cases"
+CASES = Path(__file__).resolve().parents[1] / "cases" / "claude-code"
 runner = CliRunner()
 
 

@@ -15,7 +15,7 @@ from transcript_doctor.cli import app
 
 from .builders import Session
 
-CASES = Path(__file__).resolve().parent / "cases"
+CASES = Path(__file__).resolve().parents[1] / "cases" / "claude-code"
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 

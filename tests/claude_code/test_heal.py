@@ -22,7 +22,7 @@ from transcript_doctor.stores.claude_code.reader import read_transcript, split_v
 
 from .builders import Session
 
-CASES = Path(__file__).resolve().parent / "cases"
+CASES = Path(__file__).resolve().parents[1] / "cases" / "claude-code"
 runner = CliRunner()
 
 

@@ -32,6 +32,7 @@ replayed history does not change, and later appends start on a clean line.
 ## Provider errors
 None: this is a file problem; nothing is sent.
 """,
+    availability="sometimes",
 )
 
 define(
@@ -191,71 +192,37 @@ None: the damage is local.
 """,
 )
 
+
 define(
-    "F507",
-    "bad-text-encoding",
+    "F509",
+    "concatenated-records",
     "error",
-    ("all",),
-    "unsafe",
-    "Text the provider's JSON parser rejects",
+    ("jsonl",),
+    "safe",
+    "Two or more records written on one line",
     r"""
 ## What it detects
-Text bound for the provider that holds a lone UTF-16 surrogate (half of an emoji cut by a JavaScript string
-slice, stored as an escape like `\ud83d`) or a NUL character (binary tool output). The NUL that opens Hermes'
-`\x00json:` content encoding is part of the storage format, not a finding.
+A line of a JSONL store that holds two or more complete JSON objects back to back, with no newline between
+them: two writers raced on the same file. tdoc decodes the line value by value and reports how many records it
+holds, which of them are written again on another line (a twin), and how much of the session the resume loses
+because of it (records whose parent is on the line cannot be reached).
 
 ## Why it breaks a session
-The request body is no longer valid JSON for the provider's parser, so every request that carries the text
-fails before the model sees it.
+Claude Code parses its transcript line by line: a line that is not one JSON value is skipped, so every record on
+it is lost on resume, and the chain breaks at the first record that names one of them as its parent. A peer
+tool that drops the line makes the loss permanent.
 
 ## Example
 ```jsonl
-{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"caf\ud83d"}],"toolCalls":[],"origin":{"kind":"user"}},"time":330}
+{"parentUuid":"u1","type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"Done."}]}}{"parentUuid":"a1","type":"user","uuid":"u2","sessionId":"s","message":{"role":"user","content":"next"}}
 ```
-tdoc reports F507 on the line with an unsafe fix.
+tdoc reports F509 for line 1 (2 records) and a safe fix that writes the two records on two lines.
 
 ## Fix safety
-Unsafe: the fix replaces each bad code unit with U+FFFD. That changes the stored text (tool output included) by
-one character per replacement.
+Safe: the split writes the exact text of each record on its own line, nothing is re-encoded, and a record whose
+`uuid` another line already holds is written once only, so every record of the original is present exactly once.
 
 ## Provider errors
-- Anthropic: `The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})`
-- Anthropic: `The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})`
-""",
-    provider_errors=(
-        "The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})",
-        "The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})",
-    ),
-)
-
-define(
-    "F508",
-    "malformed-tool-arguments",
-    "warning",
-    ("all",),
-    "none",
-    "Tool-call arguments that are not valid JSON",
-    r"""
-## What it detects
-Tool-call arguments stored as a string that does not parse as JSON: a Hermes `tool_calls[].function.arguments`,
-a kimi `toolCalls[].arguments`. Missing arguments (kimi stores `null` when the model sent none) are not
-malformed.
-
-## Why it breaks a session
-Some servers parse the arguments of every replayed call; vLLM answers such a history with a 400 on each request.
-Others pass it on, and the model sees a call it cannot make sense of.
-
-## Example
-```text
-messages id=40  role='assistant'
-tool_calls='[{"id": "call_3", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"a.txt\", \"text\": \"hi"}}]'
-```
-tdoc reports F508 on row 40 for `call_3`.
-
-## Fix safety
-None: the arguments the model meant cannot be reconstructed.
-
-## Provider errors
-None recorded verbatim; vLLM rejects such a request with a JSON parse error.
+None: the records are lost before any request is built.
 """,
 )

@@ -3,4 +3,3 @@
 from .store import ClaudeCodeKind
 
 KINDS = (ClaudeCodeKind(),)
-from . import bridge  # noqa: F401  (registers the checks until the shared engine runs them)

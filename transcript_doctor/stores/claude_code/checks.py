@@ -3,16 +3,17 @@ shared-rule findings in records only a repaired chain reaches (marked unreachabl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...model import Applicability, Edit, Finding, Fix, Message, Severity
+from ...model import Edit, Finding, Fix, Message, ToolCall
 from ...patterns import match_rejection, unwrap
-from ...rules.conversation import conversation_findings
+from ...conversation import Conversation
+from ...rules.engine import check_conversation
 from ...rules.registry import finding
 from ...text import excerpt
 from .request import RequestMessage
@@ -21,43 +22,33 @@ from .resume import FORMAT
 if TYPE_CHECKING:
     from .store import ClaudeCodeStore
 
+# The shared rules that apply: W109 is left out, two assistant messages in a row are W110's concern.
 SHARED_CODES = frozenset({"W101", "W102", "W103", "W104", "W105", "W106", "W107", "W108", "F507", "F508"})
 
 
-def make_for(store: ClaudeCodeStore, live: bool) -> Callable[..., Finding]:
-    """The `make` of the shared rules: location from the message, fixes through the editor."""
-
-    def make(code: str, text: str, msg: Message, severity: Severity | None = None, fix: Fix | None = None,
-             evidence: dict[str, Any] | None = None) -> Finding:  # fmt: skip
-        evidence = dict(evidence or {})
-        if code == "W103" and live and evidence.get("where") == "trailing":
-            severity, evidence["running"] = "warning", True
-            text += " (still running: the session was live when the file was read)"
-        if fix is None:
-            fix = shared_fix(store, code, msg, evidence)
-        return finding(code, text, path=store.display, format=FORMAT, severity=severity, fix=fix,
-                       session=store.transcript.session, line=msg.loc.line, end_line=msg.loc.end_line,
-                       position=msg.position, evidence=evidence)  # fmt: skip
-
-    return make
+def running_calls(store: ClaudeCodeStore) -> tuple[Message, list[ToolCall]] | None:
+    """The unanswered calls of the last request message while the session is live (work in progress)."""
+    messages = store.resume.cli.messages
+    if not store.live or not messages or messages[-1].role != "assistant" or not messages[-1].tool_calls:
+        return None
+    return messages[-1], list(messages[-1].tool_calls)
 
 
-def shared_fix(store: ClaudeCodeStore, code: str, msg: Message, evidence: dict[str, Any]) -> Fix | None:
-    editor = store.editor
-    if code == "W101":
-        return editor.remove_message(msg)
-    if code == "W102":
-        return editor.drop_part(msg, int(evidence.get("part_index", -1)))
-    if code == "W103":
-        call = next((c for c in msg.tool_calls if c.id == evidence.get("tool_call_id")), None)
-        return editor.answer_call(msg, call) if call is not None else None
-    if code in ("W104", "W106"):
-        return editor.remove_message(msg)
-    return None
+def sent_messages(store: ClaudeCodeStore) -> list[Message]:
+    """The request for the shared rules; calls still running are reported by `_running` instead."""
+    messages = store.resume.cli.messages
+    running = running_calls(store)
+    if running is None:
+        return messages
+    last, _ = running
+    quiet = replace(last, tool_calls=[], extra={**last.extra, "not_vacuous": True})
+    return [*messages[:-1], quiet]
 
 
 def native(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Finding]:
     yield from _problems(store, codes)
+    if "W103" in codes:
+        yield from _running(store)
     if "F509" in codes:
         yield from _concatenated(store)
     if "C206" in codes:
@@ -76,6 +67,20 @@ def native(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Finding]:
 def _find(store: ClaudeCodeStore, code: str, text: str, line: int | None, **fields: Any) -> Finding:
     return finding(code, text, path=store.display, format=FORMAT, session=store.transcript.session, line=line,
                    **fields)  # fmt: skip
+
+
+def _running(store: ClaudeCodeStore) -> Iterator[Finding]:
+    running = running_calls(store)
+    if running is None:
+        return
+    msg, calls = running
+    for call in calls:
+        fix = store.editor.answer_call(msg, call)
+        text = (f"tool call {call.id!r} ({call.name or 'unnamed'}) in assistant message at request position "
+                f"{msg.position} is still running: the session was live when the file was read")
+        yield _find(store, "W103", text, msg.loc.line, end_line=msg.loc.end_line, position=msg.position,
+                    severity="warning", fix=fix, evidence={"tool_call_id": call.id, "tool_name": call.name,
+                                                           "where": "trailing", "running": True})  # fmt: skip
 
 
 def _problems(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Finding]:
@@ -132,15 +137,15 @@ def _vacuous(msg: RequestMessage) -> bool:
     return all(s.block.kind == "text" and s.block.blank for s in msg.slots)
 
 
-def _intruder(prev: RequestMessage, msg: RequestMessage) -> tuple[RequestMessage | None, Applicability]:
-    """The response to remove: a vacuous one (safe), else a thinking-only one (unsafe: its thinking goes)."""
+def _intruder(prev: RequestMessage, msg: RequestMessage) -> tuple[RequestMessage | None, str]:
+    """The response to remove: a vacuous one, else a thinking-only one (its thinking goes)."""
     for candidate in (prev, msg):
         if _vacuous(candidate):
-            return candidate, "safe"
+            return candidate, "vacuous"
     for candidate in (prev, msg):
         if _thinking_only(candidate):
-            return candidate, "unsafe"
-    return None, "none"
+            return candidate, "thinking-only"
+    return None, ""
 
 
 def _interleaved(store: ClaudeCodeStore, request: list[RequestMessage]) -> Iterator[Finding]:
@@ -149,13 +154,12 @@ def _interleaved(store: ClaudeCodeStore, request: list[RequestMessage]) -> Itera
             continue
         if not (_has_thinking(prev) or _has_thinking(msg)):
             continue
-        intruder, applicability = _intruder(prev, msg)
+        intruder, kind = _intruder(prev, msg)
         fix = None
         if intruder is not None:
             lines = f"{intruder.lines[0]}-{intruder.lines[1]}"
-            kind = "vacuous" if applicability == "safe" else "thinking-only"
             fix = store.editor.remove_records([r.index for r in intruder.records],
-                                              f"remove the {kind} response of line(s) {lines}", applicability)
+                                              f"remove the {kind} response of line(s) {lines}", "unsafe")
         text = (f"assistant turn at request positions {prev.position}-{msg.position} mixes responses "
                 f"{prev.msg_id!r} and {msg.msg_id!r}; the provider merges them and the thinking block moves")
         yield _find(store, "W110", text, prev.lines[0], end_line=msg.lines[1], position=msg.position, fix=fix,
@@ -225,22 +229,23 @@ def _unreachable(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Find
     """
     resume = store.resume
     reached = resume.cli.reached
-    make = make_for(store, live=False)
-    messages = []
+    messages, unreached = [], {}
     for msg in resume.repaired.messages:
         if any(r in reached for r in msg.extra.get("records") or ()):
             messages.append(msg)
-        else:
-            messages.append(replace(msg, position=None, extra={**msg.extra, "repaired_position": msg.position}))
-
-    def mark(code: str, text: str, msg: Message, severity: Severity | None = None, fix: Fix | None = None,
-             evidence: dict[str, Any] | None = None) -> Finding | None:  # fmt: skip
-        if "repaired_position" not in msg.extra:
-            return None  # reached: reported by the shared rules on the request itself
-        found = make(code, text + " (unreachable until the parent chain is repaired)", msg, severity, fix, evidence)
-        found.evidence = {**found.evidence, "unreachable": True, "repaired_position": msg.extra["repaired_position"]}
-        return found
-
-    for f in conversation_findings(messages, make=cast(Callable[..., Finding], mark), codes=SHARED_CODES & codes):
-        if f is not None:
-            yield f
+            continue
+        quiet = replace(msg, position=None)
+        unreached[id(quiet)] = msg.position
+        messages.append(quiet)
+    if not unreached:
+        return
+    conversation = Conversation(path=store.display, format=FORMAT, session=store.transcript.session,
+                                messages=messages, editor=store.editor, codes=SHARED_CODES)  # fmt: skip
+    by_loc = {(m.loc.line, m.loc.end_line): m for m in messages if id(m) in unreached}
+    for f in check_conversation(conversation, SHARED_CODES & codes):
+        msg = by_loc.get((f.line, f.end_line))
+        if msg is None or f.position is not None:
+            continue  # on a message the resume reaches: the engine reports it on the request itself
+        f.message += " (unreachable until the parent chain is repaired)"
+        f.evidence = {**f.evidence, "unreachable": True, "repaired_position": unreached[id(msg)]}
+        yield f

@@ -18,8 +18,7 @@ from .reader import Transcript
 class ClaudeEditor:
     def __init__(self, transcript: Transcript) -> None:
         self.transcript = transcript
-        self.intents: dict[int, tuple[Intent, ...]] = {}
-        self._keep: list[Fix] = []  # the fixes whose ids key `intents`
+        self.intents: dict[tuple[object, ...], tuple[Intent, ...]] = {}
 
     @cached_property
     def planner(self) -> Planner:
@@ -34,12 +33,12 @@ class ClaudeEditor:
         if plan.refused or not plan.lines:
             return None
         fix = Fix(applicability, summary, plan.edits())
-        self.intents[id(fix)] = intents
-        self._keep.append(fix)
+        self.intents[_key(fix)] = intents
         return fix
 
     def intents_of(self, fix: Fix | None) -> tuple[Intent, ...]:
-        return self.intents.get(id(fix), ()) if fix is not None else ()
+        """The intents of a fix this editor made (the engine may re-stamp its applicability)."""
+        return self.intents.get(_key(fix), ()) if fix is not None else ()
 
     # ----------------------------------------------------------------------- Editor protocol
 
@@ -86,6 +85,10 @@ class ClaudeEditor:
 
     def remove_records(self, records: list[int], why: str, applicability: Applicability = "safe") -> Fix | None:
         return self.fix(applicability, why, (Intent("remove", record=r) for r in records))
+
+
+def _key(fix: Fix) -> tuple[object, ...]:
+    return (fix.summary, fix.edits)
 
 
 def _lines(lines: list[int]) -> str:

@@ -13,9 +13,9 @@ from ...conversation import Conversation
 from ...fixes.atomic import Fingerprint
 from ...fixes.jsonl_heal import restore_lines
 from ...model import Finding
-from ...rules.conversation import conversation_findings
+from ...rules.engine import check_store
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
-from .checks import SHARED_CODES, make_for, native
+from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
 from .reader import Transcript, read_transcript, sniff
@@ -57,7 +57,7 @@ class ClaudeCodeStore(Store):
             path=self.display,
             format=FORMAT,
             session=self.transcript.session,
-            messages=self.resume.cli.messages,
+            messages=sent_messages(self),
             unsent=self.resume.unsent(),
             editor=self.editor,
             codes=SHARED_CODES,
@@ -71,13 +71,7 @@ class ClaudeCodeStore(Store):
     def findings(self, codes: frozenset[str] = ALL_CODES) -> list[Finding]:
         """Every finding of this store (shared rules and its own), for the heal's re-scan."""
         with gc_paused():
-            return self._findings(codes)
-
-    def _findings(self, codes: frozenset[str]) -> list[Finding]:
-        out = list(conversation_findings(self.resume.cli.messages, make=make_for(self, self.live),
-                                         codes=SHARED_CODES & codes))  # fmt: skip
-        out.extend(native(self, codes))
-        return out
+            return check_store(self, Options(), codes)
 
     def replay(self, options: Options) -> Any:
         obj = self.resume.replay_object(self.display)
