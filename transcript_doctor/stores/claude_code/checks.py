@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ...conversation import Conversation
 from ...model import Edit, Finding, Fix, Message, ToolCall
 from ...patterns import match_rejection, unwrap
-from ...conversation import Conversation
 from ...rules.engine import check_conversation
 from ...rules.registry import finding
 from ...text import excerpt
@@ -243,9 +243,9 @@ def _unreachable(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Find
                                 messages=messages, editor=store.editor, codes=SHARED_CODES)  # fmt: skip
     by_loc = {(m.loc.line, m.loc.end_line): m for m in messages if id(m) in unreached}
     for f in check_conversation(conversation, SHARED_CODES & codes):
-        msg = by_loc.get((f.line, f.end_line))
-        if msg is None or f.position is not None:
+        target = by_loc.get((f.line, f.end_line))
+        if target is None or f.position is not None:
             continue  # on a message the resume reaches: the engine reports it on the request itself
         f.message += " (unreachable until the parent chain is repaired)"
-        f.evidence = {**f.evidence, "unreachable": True, "repaired_position": unreached[id(msg)]}
+        f.evidence = {**f.evidence, "unreachable": True, "repaired_position": unreached[id(target)]}
         yield f
