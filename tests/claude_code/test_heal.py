@@ -15,8 +15,11 @@ from typer.testing import CliRunner
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig
 from transcript_doctor.healing import heal_paths
+from transcript_doctor.model import RefusedError
 from transcript_doctor.replay_view import replay_path
-from transcript_doctor.stores import HealOptions, Options
+from transcript_doctor.rules import RULES
+from transcript_doctor.rules.engine import check_store
+from transcript_doctor.stores import HealOptions, Options, open_store
 from transcript_doctor.stores.claude_code.plan import Intent
 from transcript_doctor.stores.claude_code.reader import read_transcript, split_values
 
@@ -152,4 +155,18 @@ def test_heal_in_place_refused_while_claude_has_the_file_open(tmp_path):
     assert result.returncode == 3, result.stderr
     assert "claude process" in result.stderr
     assert src.read_bytes() == original
+    assert not list(tmp_path.glob("*.tdoc-backup-*"))
+
+
+def test_heal_in_place_refused_when_the_file_changed_while_healing(tmp_path):
+    src = _copy(tmp_path, "vacuous-response.jsonl")
+    store = open_store(src, str(src), Options(fingerprint=True))
+    findings = [f for f in check_store(store, Options(), set(RULES)) if f.fix and f.fix.applicability == "safe"]
+    assert findings
+    with open(src, "a", encoding="utf-8") as fh:  # Claude Code appends a record meanwhile
+        fh.write('{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}\n')
+    changed = src.read_bytes()
+    with pytest.raises(RefusedError) as exc:
+        store.heal(findings, HealOptions(mode="in-place"))
+    assert exc.value.exit_code == 3 and src.read_bytes() == changed
     assert not list(tmp_path.glob("*.tdoc-backup-*"))

@@ -41,6 +41,11 @@ def refuse_if_live(path: Path, display: str) -> None:
         raise RefusedError(f"{display}: a claude process (pid {pids}) has the session open; close it and heal again")
 
 
+def _refuse_if_changed(store: ClaudeCodeStore, expected: Fingerprint) -> None:
+    if store.fingerprint is not None and Fingerprint.of(store.path) != expected:
+        raise RefusedError(f"{store.display}: changed since tdoc read it (is the session running?); left untouched")
+
+
 def _line_plan(plan: Plan, extra: list[Edit]) -> LinePlan:
     lines = LinePlan()
     for number, text in plan.lines.items():
@@ -81,10 +86,15 @@ def heal_store(store: ClaudeCodeStore, findings: list[Finding], options: HealOpt
         with open(store.path, "rb") as src:
             result.diff = unified_diff(src, lines, store.display, store.display + " (healed)")
     target = _target(store, options)
+    _refuse_if_changed(store, expected)
     tmp = _write_temp(store.path, lines, target.parent if target else None)
     try:
         fixed = {f.code for f in applied}
-        verify(store.transcript, plan, tmp, store.display, rescan, fixed)
+        try:
+            verify(store.transcript, plan, tmp, store.display, rescan, fixed)
+        except TdocError:
+            _refuse_if_changed(store, expected)  # a writer appended while tdoc worked: that, not the plan
+            raise
         if target is not None:
             _put(store, options, target, tmp, expected, result)
     finally:
