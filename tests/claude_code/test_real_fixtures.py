@@ -63,3 +63,13 @@ def test_parallel_results_on_side_branches_are_sent():
     assert [b["type"] for b in first["content"]] == ["text", "thinking", "tool_use", "tool_use"]
     results = replay["history"][2]["content"]
     assert [b["tool_use_id"] for b in results] == [first["content"][2]["id"], first["content"][3]["id"]]
+
+
+def test_compaction_after_rewind_sends_only_what_follows_the_boundary():
+    """daaain/claude-code-log's fixture: a rewind, then /compact; the resume starts at the boundary."""
+    replay = replay_path(str(ROOT / "fixtures/claude-code/peer/daaain-dag_compact_after_rewind.jsonl"), Options())
+    assert [m["role"] for m in replay["history"]] == ["user", "assistant"]  # summary + prompt merged
+    texts = [b["text"] for m in replay["history"] for b in m["content"]]
+    assert texts[0].startswith("This session is being continued") and texts[-1] == "Final answer"
+    assert "First answer" not in texts and "Second answer" not in texts
+    assert replay["compaction"]["line"] == 9 and replay["records"]["before_compaction"] == 8
