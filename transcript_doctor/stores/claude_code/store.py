@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
-from .reader import Transcript, read_transcript, sniff
+from .reader import Transcript, gc_paused, read_transcript, sniff
 from .resume import FORMAT, Resume
 from .subagents import parent_link
 
@@ -53,12 +51,14 @@ class ClaudeCodeStore(Store):
         return self.resume.tail_only_progress()
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
+        with gc_paused():  # the request's messages are built here, on a heap as large as the index
+            messages, unsent = sent_messages(self), self.resume.unsent()
         yield Conversation(
             path=self.display,
             format=FORMAT,
             session=self.transcript.session,
-            messages=sent_messages(self),
-            unsent=self.resume.unsent(),
+            messages=messages,
+            unsent=unsent,
             editor=self.editor,
             codes=SHARED_CODES,
             live=self.live,
@@ -66,7 +66,8 @@ class ClaudeCodeStore(Store):
         )
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
-        return native(self, codes)
+        with gc_paused():
+            return iter(list(native(self, codes)))
 
     def findings(self, codes: frozenset[str] = ALL_CODES) -> list[Finding]:
         """Every finding of this store (shared rules and its own), for the heal's re-scan."""
@@ -106,16 +107,3 @@ class ClaudeCodeKind(StoreKind):
         with gc_paused():
             transcript = read_transcript(path, display, keep_text=options.full_replay)
             return ClaudeCodeStore(path, display, transcript, fingerprint)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic collections while the record index is built: records hold no cycles, and a full
-    collection per few thousand allocations over a heap that grows with the file made reading quadratic."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
