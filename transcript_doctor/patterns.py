@@ -44,7 +44,7 @@ class Pattern:
 class RejectionMatch:
     pattern: Pattern
     position: int | None  # the message index the error names, if any
-    position_kind: str | None  # "position" | "messages" | "input" | "index"
+    position_kind: str | None  # "position" | "messages" | "input" | "contents" | "index"
     content_index: int | None = None  # Anthropic/Bedrock `messages.N.content.M`
     role: str | None = None  # the role the error says the message has ("with role 'assistant'")
 
@@ -130,8 +130,10 @@ PATTERNS: list[Pattern] = [
     _p("deepseek-reasoning-passback", "deepseek", "E601", "thinking-mode reasoning not passed back",
        r"in the thinking mode must be passed back to the api"),
     # Google Gemini / Vertex
-    _p("gemini-call-placement", "google", "W108", "a function call turn not right after a user or function-response turn",
-       r"function call turn comes immediately after a user turn"),
+    _p("gemini-call-placement", "google", "W108",
+       "a function call turn not right after a user or function-response turn: the history starts with it (W108), "
+       "it follows another model turn (W109, or a vacuous one: W101) or a call turn left without responses (W103)",
+       r"function call turn comes immediately after a user turn", related="W109 W103 W101"),
     _p("gemini-response-placement", "google", "W104", _ORPHAN_RESULT,
        r"function response turn comes immediately after a function call turn"),
     _p("gemini-thought-signature", "google", "E601", _THINKING, r"thought signature is not valid"),
@@ -158,6 +160,43 @@ PATTERNS: list[Pattern] = [
     _p("ark-missing-text", "volcengine", "W102", _BLANK_PART, r"missingparameter: input\.content\.text"),
     _p("chat-template-tool-role", "local", "W104", _ORPHAN_RESULT,
        r"message has tool role, but there was no previous assistant message with a tool call"),
+    # -- Structural rejections measured on stores tdoc had not seen (issue 19), one provider at a time.
+    # OpenAI Chat Completions: an empty content string or array.
+    _p("openai-content-string-too-short", "openai", "W101", "a message whose content is an empty string",
+       rf"invalid {_Q}messages\[\d{{1,9}}\]\.content{_Q}: string too short", related="W102"),
+    _p("openai-content-empty-array", "openai", "W101", "a message whose content is an empty list of parts",
+       rf"invalid {_Q}messages\[\d{{1,9}}\]\.content{_Q}: empty array", related="W102"),
+    # OpenAI Responses
+    _p("responses-content-empty-string", "openai-responses", "W101", "an input item whose content is an empty string",
+       rf"invalid {_Q}input\[\d{{1,9}}\]\.content{_Q}: empty string", related="W102"),
+    _p("responses-reasoning-without-following-item", "openai-responses", "T405",
+       "a reasoning item with nothing after it: a turn that ended (or was cut off) after its reasoning",
+       rf"of type {_Q}reasoning{_Q} was provided without its required following item",
+       related="C203 W101"),
+    # Anthropic
+    _p("anthropic-signature-required", "anthropic", "E601", "a thinking block stored without its signature",
+       rf"thinking\.signature{_Q}: field required"),
+    _p("anthropic-final-trailing-whitespace", "anthropic", "C203",
+       "a request that ends on an assistant message (a cut-off or partial reply) whose text ends in whitespace",
+       r"final assistant content cannot end with trailing whitespace", related="W101 T403"),
+    _p("anthropic-empty-error-result", "anthropic", "E601", "an error tool result with no content",
+       r"tool_result`? content cannot be empty when `?is_error`? is true"),
+    # Amazon Bedrock Converse
+    _p("bedrock-first-user", "bedrock", "W108", "the history does not start with a user message",
+       r"conversation must start with a user message"),
+    _p("bedrock-expected-tool-result", "bedrock", "W103", "tool results missing right after their calls",
+       r"expected toolresult blocks at messages\.\d{1,9}\.content", related="W107"),
+    _p("bedrock-tool-result-count", "bedrock", "W104", "more tool results than the calls before them",
+       r"number of toolresult blocks at messages\.\d{1,9}\.content exceeds the number of tooluse blocks",
+       related="W106"),
+    # Google Gemini / Vertex
+    _p("gemini-response-count", "google", "W103", "function calls and responses that do not pair up",
+       r"number of function response parts is equal to the number of function call parts", related="W104 W106"),
+    _p("gemini-empty-parts", "google", "W101", _EMPTY_MESSAGE, r"contents\.parts must not be empty", related="W102"),
+    _p("gemini-no-parts-field", "google", "W101", _EMPTY_MESSAGE, r"must include at least one parts field",
+       related="W102"),
+    _p("gemini-missing-thought-signature", "google", "E601", _THINKING,
+       r"function call is missing a `?thought_signature"),
     # Generic kimi-code §8 fallbacks
     _p("tool-call-id-not-found", "openai", "W104", _ORPHAN_RESULT, r"tool_call_id", r"not found"),
     _p("unexpected-tool-result", "anthropic", "W104", _ORPHAN_RESULT, r"unexpected\s{1,8}`?tool_result"),
@@ -173,7 +212,9 @@ PATTERNS: list[Pattern] = [
 _POSITION = [
     (re.compile(r"position (\d{1,9})"), "position"),
     (re.compile(r"messages\.\[?(\d{1,9})"), "messages"),
+    (re.compile(r"messages\[(\d{1,9})\]"), "messages"),  # OpenAI `messages[N]`
     (re.compile(r"input\[(\d{1,9})\]"), "input"),
+    (re.compile(r"contents\[(\d{1,9})\]"), "contents"),  # Gemini `contents[N]`
     (re.compile(r"message index (\d{1,9})"), "index"),
 ]
 _CONTENT_INDEX = re.compile(r"messages\.\[?\d{1,9}\]?\.content\.(\d{1,9})")
@@ -331,3 +372,50 @@ def _int(value: object) -> int | None:
     if isinstance(value, str) and value.isdigit() and len(value) == 3:
         return int(value)
     return None
+
+
+# --------------------------------------------------------------------------- not the history
+
+# Errors that say nothing about the history's structure: the request was too large, or the
+# provider was busy or broken. Phrases are matched as plain substrings of the lower-cased text
+# (one pass each); a status counts only when the text leads with it or a JSON body names it.
+TRANSIENT_KINDS: dict[str, tuple[str, ...]] = {
+    "context-length": (
+        "context length", "context_length", "context window", "maximum context", "prompt is too long",
+        "input is too long", "too many tokens", "request too large", "request_too_large", "reduce the length",
+        "maximum number of tokens", "token limit", "tokens exceed", "exceeds the limit of", "payload too large",
+    ),
+    "rate-limit": (
+        "rate limit", "rate_limit", "ratelimit", "too many requests", "resource_exhausted", "resource exhausted",
+        "quota", "throttl",
+    ),
+    "overloaded": ("overloaded", "over capacity", "at capacity", "temporarily unavailable"),
+    "server-error": (
+        "internal server error", "internal error", "bad gateway", "service unavailable", "gateway timeout",
+        "timed out", "timeout", "connection reset", "econnreset", "upstream connect error", "server_error",
+        "did not return a response",
+    ),
+}  # fmt: skip
+_STATUS_KINDS = {413: "context-length", 429: "rate-limit", 529: "overloaded"}
+_LEADING_STATUS = re.compile(
+    r"[ \t]{0,4}(?:(?:api error|error code|http(?: error)?|status(?: code)?|error)[ \t]{0,4}[:=]?[ \t]{0,4})?"
+    r"([45]\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def transient_kind(text: str) -> str | None:
+    """`context-length`, `rate-limit`, `overloaded` or `server-error` when the error is about the
+    request's size or the provider's state rather than the history's structure; else None."""
+    error = unwrap(text)
+    lowered = f"{error.message}\n{text[:MAX_UNWRAP_CHARS]}".lower()
+    for kind, phrases in TRANSIENT_KINDS.items():
+        if any(phrase in lowered for phrase in phrases):
+            return kind
+    lead = _LEADING_STATUS.match(text)
+    status = int(lead.group(1)) if lead else (error.status if "{" in text else None)
+    if status is None:
+        return None
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    return "server-error" if 500 <= status <= 599 else None
