@@ -19,7 +19,7 @@ from ...patterns import match_rejection
 from ...rules.registry import checker, finding
 from ...text import excerpt, is_blank
 from ..base import Options
-from .filler import filler_kind
+from .filler import TurnEvidence, filler_kind
 from .markers import classify, normalise
 from .store import FORMAT, EveStore
 from .turns import TERMINAL_FINISH, Failure, Reply, Step, Turn
@@ -127,7 +127,7 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
         return
     if not delivered(turn, reply) or classify(reply.text) is not None:
         return
-    verdict = filler_kind(reply.text)
+    verdict = filler_kind(reply.text, _turn_evidence(turn))
     if verdict is None:
         return
     evidence = _reply_evidence(turn, reply)
@@ -139,7 +139,7 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
     )
     retry = _retry_evidence(turn, reply)
     evidence["empty_response_retry"] = retry
-    why = "a promise of content that never came" if verdict.kind == "promise" else "self-narration with no data"
+    why = _FILLER_WHY.get(verdict.kind, "talk about its own progress that carries nothing from the turn")
     after = f" after an empty model reply (line {retry['empty_line']})" if retry.get("empty_line") else ""
     if retry.get("retry_reason") and not after:
         after = " after an empty-response retry"
@@ -148,6 +148,24 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
         f"{_quote(reply.text or '')} is {why}, not a report"
     )
     yield _find(store, "S306", message, reply.line, evidence=evidence)
+
+
+_FILLER_WHY = {
+    "promise": "a promise of content that never came",
+    "acknowledgement": "an acknowledgement with nothing in it",
+    "self-narration": "talk about its own progress that carries nothing from the turn's tool results",
+}
+
+
+def _turn_evidence(turn: Turn) -> TurnEvidence:
+    """The turn's tool results and runtime deliveries (what a real answer would carry), and its task."""
+    results: list[Any] = [i.text for i in turn.inputs if not i.human]
+    for step in turn.steps:
+        for call in step.calls:
+            results.extend(v for v in (call.output, call.error) if v is not None)
+    trigger = turn.trigger or {}
+    task = [str(v) for v in trigger.values() if isinstance(v, str)] + [i.text for i in turn.inputs]
+    return TurnEvidence.collect(results, "\n".join(task))
 
 
 def _trigger_label(turn: Turn) -> str:
