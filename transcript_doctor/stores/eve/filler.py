@@ -94,7 +94,7 @@ PROCESS = _words(
 ASSERTION = _words(
     "no not none nothing nobody never without zero clear clean quiet silent calm healthy unhealthy fine"
     " green red degraded failed failing failure failures passed passing succeeded success successful"
-    " broken error errors ok okay stable unchanged missing empty yes don't didn't doesn't isn't aren't"
+    " broken error errors stable unchanged missing empty yes don't didn't doesn't isn't aren't"
     " wasn't weren't can't won't hasn't haven't",
     "rien aucun aucune pas sans jamais personne",
     "kein keine keinen nichts nie ohne",
@@ -110,6 +110,8 @@ ACKNOWLEDGEMENTS = frozenset(
         "vale", "entendi", "certo", "combinado", "好的", "收到", "明白", "了解", "承知しました", "わかりました",
     }
 )  # fmt: skip
+# Interjections a reply may open with; they say nothing and are skipped at the start.
+OPENERS = _words("alright ok okay great perfect good so well right excellent awesome now done then bon alors also gut vale bueno bom")
 # Subjects that make a sentence about the agent itself.
 SELF = _words("i i've i'm i'll i'd we we've we're we'll let let's j je ich wir yo eu")
 # Unsegmented scripts: process and assertion vocabulary matched as substrings.
@@ -190,6 +192,10 @@ def filler_kind(text: str | None, evidence: TurnEvidence = NO_EVIDENCE) -> Fille
         return FillerVerdict("acknowledgement", body)
     if _delivers(lowered, tokens, evidence):
         return None
+    start = 0
+    while start < len(tokens) - 1 and tokens[start] in OPENERS:
+        start += 1
+    tokens = tokens[start:]
     # Words the reply shares with its task name the topic; on their own they deliver nothing.
     own = [t for t in tokens if t not in evidence.task or t in PROCESS or t in SELF]
     content = [t for t in own if t not in FUNCTION]
