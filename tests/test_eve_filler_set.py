@@ -6,8 +6,12 @@ store and S306 either fires on the reply or not. Precision and recall over the u
 are written to the terminal summary and recorded as test properties; human-attended entries must
 never be reported.
 
-`replies.jsonl` is the development set the judgement was designed on; `holdout.jsonl` was written
-afterwards, from the same classes, and never used to adjust the judgement.
+`replies.jsonl` is the development set the judgement was designed on. `holdout.jsonl` was written
+afterwards, from the same classes; its first measurement (precision 1.000, recall 0.830) led to
+one general change (a reply that is mostly process talk and carries nothing counts, not only one
+made wholly of it) and to Italian and Dutch word sets, so it is no longer blind. `holdout-2.jsonl`
+was written after that change and measured once, with no change since (it includes Swedish, which
+the word sets do not cover). The README states all three figures.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ except ImportError:
     from test_eve_fixtures import V26, V27, scan  # type: ignore[no-redef]
 
 CASES = Path(__file__).resolve().parent / "cases" / "eve-filler"
-SETS = ("replies.jsonl", "holdout.jsonl")
+SETS = ("replies.jsonl", "holdout.jsonl", "holdout-2.jsonl")
 MIN_PRECISION, MIN_RECALL = 0.98, 0.90
 
 
@@ -134,15 +138,27 @@ def measure(entries: list[dict[str, Any]], tmp: Path) -> tuple[Score, list[tuple
     return score, misses
 
 
+class _Summary:
+    """A plugin that prints the measured figures in pytest's terminal summary (outside capture)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.section("S306 filler set")
+        for line in self.lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="module")
 def scores(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, Any]:
     out = {}
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     for name in SETS:
         score, misses = measure(load(name), tmp_path_factory.mktemp(name.split(".")[0]))
         out[name] = (score, misses)
-        if reporter is not None:
-            reporter.write_line(score.line(name))
+    manager = request.config.pluginmanager
+    if not manager.has_plugin("tdoc-s306-summary"):
+        manager.register(_Summary([score.line(name) for name, (score, _) in out.items()]), "tdoc-s306-summary")
     return out
 
 
@@ -159,7 +175,7 @@ def test_precision_recall_and_no_attended_false_positive(
 
 
 def test_the_set_covers_the_classes_it_must() -> None:
-    entries = load("replies.jsonl") + load("holdout.jsonl")
+    entries = [e for name in SETS for e in load(name)]
     assert len(load("replies.jsonl")) >= 200
     answers = [e for e in entries if e["label"] == "answer" and not e["attended"]]
     fillers = [e for e in entries if e["label"] == "filler" and not e["attended"]]
@@ -171,3 +187,33 @@ def test_the_set_covers_the_classes_it_must() -> None:
     assert {e["label"] for e in entries} == {"filler", "answer"}
     ids = [e["id"] for e in entries]
     assert len(ids) == len(set(ids))
+
+
+def test_evidence_is_bounded_and_never_recurses() -> None:
+    from transcript_doctor.stores.eve.filler import MAX_EVIDENCE_CHARS, TurnEvidence, filler_kind
+
+    huge = {"rows": ["alpha beta " * 1_000_000, {"name": "gamma"}]}
+    evidence = TurnEvidence.collect([huge])
+    assert "gamma" in evidence.terms and len(evidence.terms) <= 4  # the long value is cut at the budget
+    deep: list = []
+    node = deep
+    for _ in range(100_000):  # nesting deeper than Python's recursion limit
+        node.append([])
+        node = node[0]
+    node.append("delta")
+    assert "delta" in TurnEvidence.collect([deep]).terms
+    assert MAX_EVIDENCE_CHARS <= 1 << 20
+    assert filler_kind("I now have all the data I need.", evidence) is not None
+    assert filler_kind("gamma is down.", TurnEvidence.collect([{"name": "gamma"}])) is None
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [("Here is the report:", "promise"), ("Got it, thanks.", "acknowledgement"),
+     ("I now have all the data I need.", "self-narration"), ("以下是报告：", "promise")],
+)  # fmt: skip
+def test_filler_kinds(text: str, kind: str) -> None:
+    from transcript_doctor.stores.eve.filler import filler_kind
+
+    verdict = filler_kind(text)
+    assert verdict is not None and verdict.kind == kind

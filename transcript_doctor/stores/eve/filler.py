@@ -10,16 +10,19 @@ those phrasings; it asks what the reply *carries*, using the turn itself as evid
   also appears in the turn's tool results or runtime deliveries (a name, a value, a fact), an
   assertion about the world (a negation or status word: "no alerts", "nothing new", "healthy",
   "rien à signaler", "keine Probleme"), or exactly the reply the task asked for ("reply OK if ...");
-* filler carries none of that and is made of process talk: every content word belongs to the
-  vocabulary agents use about their own work (have/need/gathered/compile/report/summary/now/
-  below/here ...), or the reply is led by such talk ("I have reviewed all the pull requests.") and
-  nothing in it comes from the turn; a reply ending with a colon promises content it never gives.
+* filler carries none of that and is process talk: at least half of its content words belong to
+  the vocabulary agents use about their own work (have/need/gathered/compile/report/summary/now/
+  below/here ...), or the reply is led by such talk ("I have reviewed all the pull requests.");
+  words it shares with its task only name the topic. A reply ending with a colon promises
+  content it never gives; a reply made only of acknowledgements ("Got it.") gives nothing.
 
 Words are compared as tokens (sets, one pass); scripts written without spaces (Chinese, Japanese)
 are matched by substring against short word lists and against the turn's string values. The reply
 is at most `MAX_CHARS` long before anything runs, and the turn's evidence is bounded
-(`MAX_EVIDENCE_CHARS`), so the work is linear in both. The labelled set and its measured precision
-and recall are in tests/cases/eve-filler/ (see docs/eve.md §S306).
+(`MAX_EVIDENCE_CHARS`), so the work is linear in both. Word sets cover English, French, German,
+Spanish, Portuguese, Italian and Dutch (and a few Chinese and Japanese words); a reply in another
+language is called filler only when it ends with a colon. The labelled sets and their measured
+precision and recall: tests/cases/eve-filler/ and the README ("Filler in unattended eve turns").
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ FUNCTION = _words(
     " están he ha hemos tengo toda todo todos todas que ya",
     "eu meu nós o a os as um uma e ou mas de do da dos das em no na nos nas com por para é são está estou"
     " tenho tem todo toda todos todas que já",
+    "io mi noi il lo la i gli le un uno una e o ma di del della dei delle a al alla in con per da è sono ho"
+    " abbiamo ha tutto tutta tutti tutte che già ora",
+    "ik mij mijn wij we ons de het een en of maar van voor met in op aan te is zijn ben heb hebt heeft hebben"
+    " al alle alles die dat deze nu",
 )
 # The vocabulary of an agent's own process: having/needing information, progress verbs in every
 # form, announcement verbs, work products, and the adverbs that frame a coming deliverable.
@@ -74,7 +81,7 @@ PROCESS = _words(
     " information info data details detail results result findings finding context picture overview full"
     " complete completed completing completion finished finish finishing done gathered gather gathering"
     " collected collect collecting collection retrieved retrieve retrieving pulled pull pulling obtained"
-    " fetched fetching reviewed review reviewing looked look looking gone went processed process processing"
+    " fetched fetching read reading scanned scanning reviewed review reviewing looked look looking gone went processed process processing"
     " analysed analyzed analyse analyze analysing analyzing analysis checked check checking compiled compile"
     " compiling prepared prepare preparing summarised summarized summarise summarize summarising summarizing"
     " summary summaries report reports reporting drafted draft drafting wrote write writing written generated"
@@ -89,6 +96,10 @@ PROCESS = _words(
     "información informacion datos necesito terminado revisar revisado recopilado análisis analisis informe"
     " resumen preparar voy aquí aqui listo",
     "dados preciso concluí conclui concluído análise analise relatório relatorio resumo preparar segue pronto",
+    "dati informazioni necessari necessarie bisogno raccolto raccolti finito terminato completato analisi"
+    " rapporto riepilogo preparo preparare ecco pronto",
+    "gegevens informatie nodig klaar verzameld afgerond bekeken analyse rapport overzicht samenvatting maken"
+    " ga hier volgt",
 )
 # Assertions about the world: negations and status words make a short reply an answer.
 ASSERTION = _words(
@@ -100,6 +111,8 @@ ASSERTION = _words(
     "kein keine keinen nichts nie ohne",
     "ningún ninguno ninguna nada nunca sin",
     "nenhum nenhuma nada nunca sem",
+    "nessun nessuno nessuna niente nulla mai senza",
+    "geen niets nooit zonder",
 )
 # Whole-reply acknowledgements (each comma-separated piece of the reply is one of these).
 ACKNOWLEDGEMENTS = frozenset(
@@ -107,13 +120,14 @@ ACKNOWLEDGEMENTS = frozenset(
         "ok", "okay", "k", "got it", "understood", "sure", "sure thing", "noted", "will do", "alright",
         "all right", "on it", "sounds good", "thanks", "thank you", "roger", "acknowledged", "of course",
         "d'accord", "bien reçu", "compris", "alles klar", "verstanden", "in ordnung", "entendido", "de acuerdo",
-        "vale", "entendi", "certo", "combinado", "好的", "收到", "明白", "了解", "承知しました", "わかりました",
+        "vale", "entendi", "certo", "combinado", "va bene", "capito", "d'accordo", "prima", "oké", "begrepen",
+        "好的", "收到", "明白", "了解", "承知しました", "わかりました",
     }
 )  # fmt: skip
 # Interjections a reply may open with; they say nothing and are skipped at the start.
 OPENERS = _words("alright ok okay great perfect good so well right excellent awesome now done then bon alors also gut vale bueno bom")
 # Subjects that make a sentence about the agent itself.
-SELF = _words("i i've i'm i'll i'd we we've we're we'll let let's j je ich wir yo eu")
+SELF = _words("i i've i'm i'll i'd we we've we're we'll let let's j je ich wir yo eu io ik")
 # Unsegmented scripts: process and assertion vocabulary matched as substrings.
 CJK_PROCESS = ("数据", "报告", "全部", "所需", "拿到", "已经", "整理", "总结", "以下", "データ", "レポート", "揃い", "必要", "すべて", "まとめ", "以下")
 CJK_ASSERTION = ("没有", "无", "正常", "失败", "成功", "ない", "ません", "問題", "正常", "異常")
@@ -244,7 +258,8 @@ def _process_only(content: list[str], tokens: list[str], restates: bool) -> bool
     taken from the task; `restates`: some were."""
     if not content:
         return restates
-    if all(t in PROCESS for t in content):
+    process = sum(t in PROCESS for t in content)
+    if 2 * process >= len(content):  # mostly process talk, and (the caller checked) nothing delivered
         return True
     return _led_by_process(tokens)
 
