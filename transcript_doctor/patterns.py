@@ -352,9 +352,9 @@ def _dig(body: object, depth: int) -> ProviderError | None:
     message = next((err[k] for k in ("message", "detail", "Message") if isinstance(err.get(k), str)), None)
     if message is None:
         return None
-    inner = unwrap(message, depth + 1) if "{" in message else None
-    if inner is not None and inner.message != strip_prefixes(message):
-        return inner
+    nested = unwrap(message, depth + 1) if "{" in message else None
+    if nested is not None and nested.message != strip_prefixes(message):
+        return nested
     param = err.get("param")
     kind = err.get("type")
     return ProviderError(
