@@ -19,7 +19,7 @@ from ...patterns import match_rejection
 from ...rules.registry import checker, finding
 from ...text import excerpt, is_blank
 from ..base import Options
-from .filler import TurnEvidence, filler_kind
+from .filler import TurnEvidence, filler_kind, may_be_filler
 from .markers import classify, normalise
 from .store import FORMAT, EveStore
 from .turns import TERMINAL_FINISH, Failure, Reply, Step, Turn
@@ -125,7 +125,7 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
     reply = _final_reply(turn)
     if reply is None or reply.phase != "reply" or reply.finish_reason == "tool-calls":
         return
-    if not delivered(turn, reply) or classify(reply.text) is not None:
+    if not delivered(turn, reply) or classify(reply.text) is not None or not may_be_filler(reply.text):
         return
     verdict = filler_kind(reply.text, _turn_evidence(turn))
     if verdict is None:

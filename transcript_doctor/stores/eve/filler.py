@@ -189,13 +189,19 @@ class FillerVerdict:
 NO_EVIDENCE = TurnEvidence()
 
 
+def may_be_filler(text: str | None) -> bool:
+    """The cheap test before the turn's evidence is gathered: short, not blank, no data."""
+    if text is None:
+        return False
+    body = js_trim(text)
+    return bool(body) and len(body) < MAX_CHARS and not _DATA.search(body)
+
+
 def filler_kind(text: str | None, evidence: TurnEvidence = NO_EVIDENCE) -> FillerVerdict | None:
     """The kind of filler `text` is, or None for a real (or empty, or long) answer."""
-    if text is None:
+    if text is None or not may_be_filler(text):
         return None
     body = js_trim(text)
-    if not body or len(body) >= MAX_CHARS or _DATA.search(body):
-        return None
     lowered = body.lower().replace("\u2019", "'")
     tokens = words(lowered)
     if tokens and len(tokens) <= 2 and all(t in evidence.task for t in tokens):
