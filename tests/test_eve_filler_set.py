@@ -81,7 +81,8 @@ def stream_v27(entry: dict[str, Any]) -> tuple[V27, int]:
         for i, r in enumerate(entry["tool_results"]):
             s.commit(s.fact("call.requested", "t0", "r1", callId=f"c{i}", capability={"kind": "tool", "name": r["tool"]},
                             input={}))  # fmt: skip
-        s.commit(s.fact("model.settled", "t0", "r1", runId="r1", outcome="completed", finishReason="tool-calls"))
+        settled = s.fact("model.settled", "t0", "r1", runId="r1", outcome="completed", finishReason="tool-calls")
+        s.commit(settled)
         for i, r in enumerate(entry["tool_results"]):
             s.commit(s.fact("call.settled", "t0", callId=f"c{i}", outcome="completed", output=r["output"]))
     line = s.run("t0", "r2", entry["reply"])

@@ -81,7 +81,8 @@ PROCESS = _words(
     " information info data details detail results result findings finding context picture overview full"
     " complete completed completing completion finished finish finishing done gathered gather gathering"
     " collected collect collecting collection retrieved retrieve retrieving pulled pull pulling obtained"
-    " fetched fetching read reading scanned scanning reviewed review reviewing looked look looking gone went processed process processing"
+    " fetched fetching read reading scanned scanning reviewed review reviewing looked look looking gone went"
+    " processed process processing"
     " analysed analyzed analyse analyze analysing analyzing analysis checked check checking compiled compile"
     " compiling prepared prepare preparing summarised summarized summarise summarize summarising summarizing"
     " summary summaries report reports reporting drafted draft drafting wrote write writing written generated"
@@ -125,12 +126,18 @@ ACKNOWLEDGEMENTS = frozenset(
     }
 )  # fmt: skip
 # Interjections a reply may open with; they say nothing and are skipped at the start.
-OPENERS = _words("alright ok okay great perfect good so well right excellent awesome now done then bon alors also gut vale bueno bom")
+OPENERS = _words(
+    "alright ok okay great perfect good so well right excellent awesome now done then",
+    "bon alors gut also vale bueno bom",
+)
 # Subjects that make a sentence about the agent itself.
 SELF = _words("i i've i'm i'll i'd we we've we're we'll let let's j je ich wir yo eu io ik")
 # Unsegmented scripts: process and assertion vocabulary matched as substrings.
-CJK_PROCESS = ("数据", "报告", "全部", "所需", "拿到", "已经", "整理", "总结", "以下", "データ", "レポート", "揃い", "必要", "すべて", "まとめ", "以下")
-CJK_ASSERTION = ("没有", "无", "正常", "失败", "成功", "ない", "ません", "問題", "正常", "異常")
+CJK_PROCESS = (
+    "数据", "报告", "全部", "所需", "拿到", "已经", "整理", "总结", "以下",
+    "データ", "レポート", "揃い", "必要", "すべて", "まとめ",
+)  # fmt: skip
+CJK_ASSERTION = ("没有", "无", "正常", "失败", "成功", "ない", "ません", "問題", "異常")
 
 
 @dataclass(frozen=True)
