@@ -79,8 +79,8 @@ def stream_v27(entry: dict[str, Any]) -> tuple[V27, int]:
     if entry["tool_results"]:
         s.commit(s.fact("model.requested", "t0", "r1", runId="r1"), s.fact("model.started", "t0", "r1", runId="r1"))
         for i, r in enumerate(entry["tool_results"]):
-            s.commit(s.fact("call.requested", "t0", "r1", callId=f"c{i}", capability={"kind": "tool", "name": r["tool"]},
-                            input={}))  # fmt: skip
+            tool = {"kind": "tool", "name": r["tool"]}
+            s.commit(s.fact("call.requested", "t0", "r1", callId=f"c{i}", capability=tool, input={}))
         settled = s.fact("model.settled", "t0", "r1", runId="r1", outcome="completed", finishReason="tool-calls")
         s.commit(settled)
         for i, r in enumerate(entry["tool_results"]):
