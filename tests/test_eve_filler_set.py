@@ -1,4 +1,4 @@
-"""S306 measured on a labelled set of short final replies (tests/cases/eve-filler/).
+"""S306 measured on a labelled set of short final replies (tests/data/eve-filler/).
 
 Every entry becomes a real eve stream (v<=26 and v27 alternately): the turn's task, a tool round
 whose results are the entry's `tool_results`, then the final reply. The stream is scanned like any
@@ -28,7 +28,7 @@ try:  # tests/ imported as a package, or as a plain directory on sys.path
 except ImportError:
     from test_eve_fixtures import V26, V27, scan  # type: ignore[no-redef]
 
-CASES = Path(__file__).resolve().parent / "cases" / "eve-filler"
+CASES = Path(__file__).resolve().parent / "data" / "eve-filler"
 SETS = ("replies.jsonl", "holdout.jsonl", "holdout-2.jsonl")
 MIN_PRECISION, MIN_RECALL = 0.98, 0.90
 

@@ -44,6 +44,7 @@ model will no longer see that it answered, hence opt-in.
 ## Provider errors
 None: the provider accepted the request; the damage is in the content.
 """,
+    availability="sometimes",
 )
 
 define(
@@ -187,6 +188,7 @@ row is something the user or the model said.
 ## Provider errors
 None: the provider accepted the request; the damage is in the content.
 """,
+    availability="sometimes",
 )
 
 define(
@@ -205,7 +207,7 @@ talk about its own work: a past or present-perfect self-report (`I now have all 
 gathering the results.`), an announcement (`Let me compile the report.`), a promise with or without a colon
 (`Here is the report:`, `The summary will follow shortly.`) or a bare acknowledgement (`Got it.`). The
 judgement is by word sets and the turn's evidence, not by listed phrasings; its precision and recall on the
-labelled sets in `tests/cases/eve-filler/` are in the README. A turn is unattended when no human input started it: no `message.received`
+labelled sets in `tests/data/eve-filler/` are in the README. A turn is unattended when no human input started it: no `message.received`
 carrying a human message (a `data.kind: "task.result"` delivery is not human) and, in v27, no
 `delivery.consumed` of one; trigger metadata on `turn.started`, such as a schedule, agrees where present. A v27
 `model.started` with `retryReason: "empty-response"` marks the retry.
