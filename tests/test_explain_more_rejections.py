@@ -234,3 +234,24 @@ def test_transient_kind_never_raises(text: str) -> None:
 def test_transient_kind_is_one_pass_on_hostile_text() -> None:
     assert transient_kind("error code" + " " * 400_000 + "x") is None
     assert transient_kind("{" * 200_000 + "}" * 200_000) is None
+
+
+# --------------------------------------------------------------------------- E601 on a stored error
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_stored_error_is_e601_with_the_pattern_and_index(case: Case, tmp_path: Path) -> None:
+    """The same table drives E601: an eve stream that recorded the error reports it once."""
+    try:
+        from .test_eve_fixtures import V26, scan
+    except ImportError:
+        from test_eve_fixtures import V26, scan  # type: ignore[no-redef]
+
+    s = V26()
+    s.turn("t0", human="go on")
+    s.ev("step.started", turnId="t0", stepIndex=0)
+    first = s.ev("step.failed", turnId="t0", stepIndex=0, code="MODEL_CALL_FAILED", message=f"400 {case.text}")
+    s.ev("turn.failed", turnId="t0", code="MODEL_CALL_FAILED", message=f"400 {case.text}")
+    (f,) = [f for f in scan(s.write(tmp_path / "s.ndjson")) if f.code == "E601"]
+    assert (f.line, f.position) == (first, case.position)
+    assert (f.evidence["pattern"], f.evidence["points_to"]) == (case.pattern, case.rule)
