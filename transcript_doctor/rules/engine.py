@@ -80,7 +80,7 @@ def hit_finding(conversation: Conversation, rule: Rule, hit: Hit) -> Finding:
         code=rule.code, name=rule.name, severity=rule.severity, message=hit.message,
         path=conversation.path, format=conversation.format, session=conversation.session,
         line=loc.line, end_line=loc.end_line, row=loc.row, table=loc.table, position=msg.position,
-        fix=_fix(conversation, rule, hit), evidence=json_safe(evidence),  # type: ignore[arg-type]
+        fix=_fix(conversation, rule, hit), evidence=json_safe(evidence),
     )
 
 
@@ -108,5 +108,5 @@ def repair_findings(repairs: Iterable[Repair], conversation: Conversation, codes
             code=rule.code, name=rule.name, severity=severity, message=repair.message,
             path=conversation.path, format=conversation.format, session=conversation.session,
             line=src.line, end_line=src.end_line, row=src.row, table=src.table, position=repair.position,
-            engine=repair.engine, evidence=json_safe(dict(repair.evidence)),  # type: ignore[arg-type]
+            engine=repair.engine, evidence=json_safe(dict(repair.evidence)),
         )

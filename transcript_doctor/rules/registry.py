@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..model import Finding, Fix, Severity
+from ..model import Applicability, Finding, Fix, Severity
 
 if TYPE_CHECKING:
     from .shared.support import ConversationCheck
@@ -45,7 +45,7 @@ class Rule:
     name: str
     severity: Severity
     systems: tuple[str, ...]
-    fix: str  # safe | unsafe | none
+    fix: Applicability
     summary: str
     doc: str
     provider_errors: tuple[str, ...] = ()
@@ -87,7 +87,7 @@ def define(
     name: str,
     severity: Severity,
     systems: Iterable[str],
-    fix: str,
+    fix: Applicability,
     summary: str,
     doc: str,
     provider_errors: Iterable[str] = (),

@@ -130,7 +130,7 @@ class Store(ABC):
 
         raise TdocError(f"{self.display}: heal is not supported for {self.format} stores")
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (a hook: most stores hold no handle)
         """Release any handle the store holds."""
 
 

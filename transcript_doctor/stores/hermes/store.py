@@ -8,8 +8,8 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
 from ...conversation import Conversation
+from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
 from ...model import Finding, TdocError
 from ...rules.registry import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind

@@ -8,16 +8,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...conversation import Conversation
 from ...fixes.atomic import Fingerprint
 from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems
-from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ...rules import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
-from .reader import (
-    MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, open_db, parse_export,
-)
 from .checks import session_pass
+from .reader import (
+    MESSAGE_TABLE,
+    PART_TABLE,
+    DbReader,
+    OcSession,
+    SessionRow,
+    looks_like_export,
+    open_db,
+    parse_export,
+)
 from .runs import SessionView, analyse
 
 SYSTEM = "opencode"
