@@ -50,10 +50,6 @@ def known_number(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def is_zero(value: float | None) -> bool:
-    return value is not None and value == 0
-
-
 def normalise_finish(reason: str | None) -> str:
     return js_trim(reason).lower() if isinstance(reason, str) else ""
 

@@ -324,15 +324,6 @@ def _message_entry(walker: _Walker, start: int) -> tuple[Any, int]:
     return {"value": body, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
 
 
-def read_export(path: Path, display: str) -> tuple[OcSession, int]:
-    """The session of an `opencode export` file and its record count (messages + parts)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
-    return parse_export(data, display)
-
-
 def parse_export(data: bytes, display: str) -> tuple[OcSession, int]:
     try:
         text = data.decode("utf-8-sig")
