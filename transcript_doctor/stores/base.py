@@ -10,21 +10,34 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..conversation import Conversation
 from ..model import Finding
 
+T = TypeVar("T")
+
 
 @dataclass
 class Options:
-    """Everything `scan`, `replay` and `heal` pass down to a store."""
+    """Everything `scan`, `replay` and `heal` pass down to a store.
 
-    engine: str = "auto"  # kimi: auto | v1 | v2
-    deep: bool = False  # sqlite: integrity_check instead of quick_check
+    `settings` holds store-specific option objects (a kimi `KimiOptions`, the SQLite stores'
+    `SqliteOptions`, ...), each defined by the store package that reads it; a store asks for its
+    own with `options.get(KimiOptions)` and gets the defaults when none was given.
+    """
+
     session: str | None = None
     full_replay: bool = False  # keep everything needed to print a replay (not just to check)
     fingerprint: bool = False  # remember what was read (size, mtime, hash) to detect later changes
+    settings: tuple[Any, ...] = ()
+
+    def get(self, kind: type[T]) -> T:
+        """The store-specific options of type `kind` given in `settings`, else its defaults."""
+        for setting in self.settings:
+            if isinstance(setting, kind):
+                return setting
+        return kind()
 
 
 @dataclass
