@@ -108,3 +108,7 @@ def test_lone_surrogates_in_evidence_are_made_json_safe() -> None:
     conversation = convo(Message("user", [Part("text", "hi")]), Message("tool", [Part("text", "x")], tool_call_id="c\ud83d"))
     (found,) = check_conversation(conversation, {"W104"})
     assert found.evidence["tool_call_id"] == "c\ufffd"
+
+
+def test_shared_rules_apply_to_every_kind_that_yields_conversations() -> None:
+    assert all(RULES[code].systems == ("all",) for code in shared_codes())

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..conversation import Conversation, Repair
 from ..model import Finding, Fix, Loc, Severity
 from ..text import json_safe
-from .registry import CHECKS, CONVERSATION_CHECKS, RULES, Rule
+from .registry import CONVERSATION_CHECKS, RULES, Rule
 from .shared.support import ConversationView, Hit
 
 if TYPE_CHECKING:
@@ -43,15 +43,8 @@ def check_store(store: Store, options: Options, codes: Collection[str]) -> list[
         for conversation in store.conversations(options):
             found.extend(check_conversation(conversation, wanted))
     found.extend(f for f in store.native_findings(options, wanted) if f.code in wanted)
-    found.extend(_legacy_checks(store, options, wanted))
     found.sort(key=Finding.sort_key)
     return found
-
-
-def _legacy_checks(store: Store, options: Options, wanted: frozenset[str]) -> Iterator[Finding]:
-    """Checks still registered per format with `@checker` (stores not yet on the model)."""
-    for check in CHECKS.get(store.format, ()):
-        yield from (f for f in check(store, options) if f.code in wanted)
 
 
 def check_conversation(conversation: Conversation, codes: Collection[str]) -> Iterator[Finding]:

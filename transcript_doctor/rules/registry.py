@@ -77,8 +77,6 @@ class Rule:
 RULES: dict[str, Rule] = {}
 _BY_NAME: dict[str, Rule] = {}
 
-Check = Callable[..., Iterable[Finding]]
-CHECKS: dict[str, list[Check]] = {}
 CONVERSATION_CHECKS: dict[str, ConversationCheck] = {}
 
 
@@ -124,17 +122,6 @@ def conversation_check(rule: Rule) -> Callable[[ConversationCheck], Conversation
         if rule.code in CONVERSATION_CHECKS:
             raise ValueError(f"{rule.code} already has a conversation check")
         CONVERSATION_CHECKS[rule.code] = fn
-        return fn
-
-    return register
-
-
-def checker(*formats: str) -> Callable[[Check], Check]:
-    """Register a check function for the store formats named."""
-
-    def register(fn: Check) -> Check:
-        for fmt in formats:
-            CHECKS.setdefault(fmt, []).append(fn)
         return fn
 
     return register

@@ -12,7 +12,7 @@ RULE = define(
     "W101",
     "vacuous-assistant",
     "error",
-    ("kimi", "hermes", "opencode"),
+    ("all",),
     "safe",
     "Assistant message with nothing a provider accepts",
     r"""
