@@ -1,4 +1,4 @@
-"""Hermes databases of every schema generation, built with plain sqlite3 from the DDL of §A.3."""
+"""Hermes databases of every schema generation, built with plain sqlite3 from Hermes' DDL (docs/hermes.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The §C.2 decision table for a run's final assistant message, pinned case by case."""
+"""The completion decision table (docs/opencode.md §4) for a run's final assistant message, pinned case by case."""
 
 from __future__ import annotations
 

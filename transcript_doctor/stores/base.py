@@ -107,7 +107,7 @@ class Store(ABC):
 
     @abstractmethod
     def replay(self, options: Options) -> Any:
-        """The JSON-able replay object(s) of CONTRACTS.md for this store."""
+        """The JSON-able replay object(s) `tdoc replay` prints (`schemas/replay.schema.json`)."""
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         """Each session's request as the runtime would send it, for the shared rules.

@@ -4,7 +4,7 @@ Both sources produce the same plain values: an `OcSession` holding its `OcMessag
 order, each with its `OcPart`s in id order. `info` and `data` are the rehydrated MessageV2 /
 Part objects (`id`, `sessionID`, `messageID` put back as OpenCode does).
 
-Database rules (seed-systems.md §C.4): columns are selected defensively (they vary by
+Database rules (docs/opencode.md §1): columns are selected defensively (they vary by
 version), messages are ordered by `(time_created, id)`, parts by id, and a part belongs to the
 message its `message_id` names. Rows whose `data` does not decode to an object are kept out of
 the session and reported as `RecordProblem`s (F504), never raised.
