@@ -68,6 +68,7 @@ class Rule:
             "severity": self.severity,
             "systems": list(self.systems),
             "fix": self.fix,
+            "fix_availability": self.availability,
             "summary": self.summary,
             "provider_errors": list(self.provider_errors),
             "explanation": self.doc,
