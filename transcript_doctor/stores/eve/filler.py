@@ -22,7 +22,7 @@ is at most `MAX_CHARS` long before anything runs, and the turn's evidence is bou
 (`MAX_EVIDENCE_CHARS`), so the work is linear in both. Word sets cover English, French, German,
 Spanish, Portuguese, Italian and Dutch (and a few Chinese and Japanese words); a reply in another
 language is called filler only when it ends with a colon. The labelled sets and their measured
-precision and recall: tests/data/eve-filler/ and the README ("Filler in unattended eve turns").
+precision and recall: tests/data/eve-filler/, docs/eve.md §4 and the README.
 """
 
 from __future__ import annotations
