@@ -24,7 +24,7 @@ from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions, Options, open_store
 from transcript_doctor.stores.kimi import heal_write
 from transcript_doctor.stores.kimi.heal import healed_bytes, plan_heal
-from transcript_doctor.stores.kimi.replay import replay_object, replay_stream
+from transcript_doctor.stores.kimi.replay import projected, replay_object, replay_stream
 
 from . import compare
 from .builders import Journal, seed_case, text, think
@@ -241,15 +241,38 @@ def test_sigkill_during_in_place_heal_never_leaves_a_partial_file(tmp_path: Path
     assert outcomes, "no run observed"
 
 
-def test_a_step_the_heal_must_keep_is_reported_and_does_not_fail_the_heal(tmp_path: Path) -> None:
-    """c14: an open vacuous step below a legacy cut; removing it would change v1's history."""
+def test_a_vacuous_step_that_is_a_whole_legacy_tail_becomes_a_tombstone(tmp_path: Path) -> None:
+    """c14: an open vacuous step is the whole tail of a legacy compaction. Removing it would
+    flip v1 to its kept-users shape (§9 branch flip); the heal leaves an empty assistant instead."""
     golden = HEAL.parent / "golden" / "c14_legacy_open_vacuous.jsonl"
     path = writable_copy(golden, tmp_path / "wire.jsonl")
+    before = replay_stream(path, io.BytesIO(path.read_bytes()))
     result = runner.invoke(app, ["heal", "--in-place", str(path), "--format", "json"])
-    assert result.exit_code == 0, result.output  # nothing fixable was left unfixed
+    assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)["results"][0]
-    assert [s["step"] for s in doc["skipped"]] == ["v"] and "kept" in doc["skipped"][0]["reason"]
-    assert path.read_bytes() == golden.read_bytes()  # the only candidate was kept: nothing written
+    assert doc["skipped"] == [] and doc["details"]["tombstoned_steps"] == ["v"]
+    after = replay_stream(path, io.BytesIO(path.read_bytes()))
+    for engine in ("v1", "v2"):
+        for strict in (False, True):
+            assert projected(after, engine, strict=strict).messages == projected(before, engine, strict=strict).messages
+    assert {"role": "assistant", "content": []} in compare.messages(after.v1.history)
+    again = runner.invoke(app, ["heal", str(path)])
+    assert again.exit_code == 0 and "nothing to heal" in again.stdout
+
+
+def test_a_step_whose_begin_settles_a_failed_step_is_kept_and_the_heal_exits_1(tmp_path: Path) -> None:
+    """§9 case 3: the vacuous step's v2 `step.begin` is what seals the failed step `a`; without
+    it `a` stays partial and v2 stops sending it. The step is kept, said why, and exit 1."""
+    journal = Journal().user("u1").step("a", [text("half")], finish="error").step("v", [think()]).user("u2")
+    path = journal.write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    result = runner.invoke(app, ["heal", "--in-place", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "kept v (line 6)" in result.stdout and "settles the failed step 'a'" in result.stdout
+    assert path.read_bytes() == original  # the only candidate was kept: nothing written
+    as_json = runner.invoke(app, ["heal", str(path), "--format", "json"])
+    assert as_json.exit_code == 1
+    assert [s["step"] for s in json.loads(as_json.stdout)["results"][0]["skipped"]] == ["v"]
 
 
 def test_a_step_begin_that_closed_pending_calls_is_replaced_by_its_results(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ class EngineV2:
     def __init__(self, agent_id: str | None = None, on_drop: Callable[[Any, int], None] | None = None) -> None:
         self.history: list[Msg] = []
         self.fold = LoopFold(Sink(self.history), on_drop)
+        self.fold.begin_settles = self.begin_settles = {}  # step uuid -> the open step its begin settled
         self.agent_id = agent_id
         self.skipped: list[int] = []  # lines of records v2 skips (schema or agent mismatch)
 

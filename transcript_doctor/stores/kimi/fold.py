@@ -42,6 +42,7 @@ class LoopFold:
         self.on_drop = on_drop
         self.pending: dict[Any, None] = {}
         self.deferred: list[Msg] = []
+        self.begin_settles: dict[Any, Any] | None = None  # step uuid -> the open step its begin settled
         self.reset()
 
     def reset(self) -> None:
@@ -78,9 +79,14 @@ class LoopFold:
             handler(self, event, line)
 
     def _step_begin(self, event: dict[str, Any], line: int) -> None:
-        if self.open_step is not None:
-            self.settle(line)
         uuid = event.get("uuid")
+        if self.open_step is not None:
+            if self.begin_settles is not None:
+                try:
+                    self.begin_settles[uuid] = self.open_step
+                except TypeError:
+                    pass  # an unhashable uuid (an invalid record): it names no step a heal removes
+            self.settle(line)
         msg = step_assistant(uuid, line, partial=True)
         self._push(msg)
         self.open_step = uuid

@@ -42,6 +42,8 @@ class LegacyCompaction:
     vacuous_below: list[Any]  # uuids of vacuous step assistants in v1 history[:min(count, len)]
     dropped_below: list[Any]  # those of them v2 had already dropped: the misalignment D
     lost: list[dict[str, Any]]  # the messages v2's slice skips because of it (line, role, text)
+    tail_steps: list[Any] | None = None  # v1 tail history[C:len] when it is made only of vacuous steps
+    lost_keys: list[tuple[Any, ...]] = field(default_factory=list)  # stable keys of `lost` (see message_key)
 
 
 @dataclass
@@ -183,6 +185,9 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
     vacuous = [m["_src"][1] for m in history[:cut] if _is_vacuous_step(m)]
     dropped = [u for u in vacuous if u in state.v2_dropped]
     tail = "keptUserMessageCount" not in record and count < len(history)
+    after = history[max(int(count), 0):] if tail else []
+    tail_steps = [m["_src"][1] for m in after] if after and all(_is_vacuous_step(m) for m in after) else None
+    lost = _lost_messages(state, history[cut:], len(dropped)) if dropped else []
     state.legacy.append(
         LegacyCompaction(
             line=rec.line,
@@ -193,7 +198,9 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
             v1_branch="tail" if tail else "kept-users",
             vacuous_below=vacuous,
             dropped_below=dropped,
-            lost=_lost_messages(state, history[cut:], len(dropped)) if dropped else [],
+            lost=[item for item, _ in lost],
+            tail_steps=tail_steps,
+            lost_keys=[key for _, key in lost],
         )
     )
 
@@ -202,9 +209,19 @@ def _is_vacuous_step(m: Msg) -> bool:
     return _src_kind(m) == "step" and not m.get("toolCalls") and is_vacuous_content(m.get("content") or [])
 
 
-def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[dict[str, Any]]:
-    """The first `count` messages v1 keeps after the cut that v2 (dropping steps) skips."""
-    lost = []
+def message_key(m: Msg) -> tuple[Any, ...] | None:
+    """What names a history message across a heal: its step, its synthetic call, or (for an
+    appended record) its line, which a heal renumbers (the caller maps it back)."""
+    src = m.get("_src")
+    if not src:
+        return None
+    return (src[0], src[1])
+
+
+def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[tuple[dict[str, Any], Any]]:
+    """The first `count` messages v1 keeps after the cut that v2 (dropping steps) skips, each
+    with its `message_key`."""
+    lost: list[tuple[dict[str, Any], Any]] = []
     for m in after_cut:
         if len(lost) >= count:
             break
@@ -212,7 +229,8 @@ def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[
             continue
         text = " ".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict) and p.get("type") == "text")
         src = m.get("_src") or ()
-        lost.append({"role": m.get("role"), "line": src[-1] if src and src[0] != "synth" else None, "text": excerpt(text)})
+        item = {"role": m.get("role"), "line": src[-1] if src and src[0] != "synth" else None, "text": excerpt(text)}
+        lost.append((item, message_key(m)))
     return lost
 
 
