@@ -303,3 +303,57 @@ def test_removing_the_step_with_the_highest_turn_warns_about_the_turn_clock(tmp_
              .step("s2", [text("answer")], turn="2").legacy_compaction(4)).write(tmp_path / "later.jsonl")
     doc = json.loads(runner.invoke(app, ["heal", str(later), "--format", "json"]).stdout)
     assert doc["results"][0]["changed"] and doc["results"][0]["warnings"] == []
+
+
+def test_case_342_heals_without_changing_what_either_engine_sends(tmp_path: Path) -> None:
+    """A vacuous step whose v2 begin settles a failed step with tool calls: removing it would make
+    that assistant partial in v2 (20 -> 16 request messages). It is kept; the rest is healed."""
+    source = HEAL.parent / "golden" / "case-342.jsonl"
+    path = writable_copy(source, tmp_path / "wire.jsonl")
+    out = tmp_path / "healed.jsonl"
+    result = runner.invoke(app, ["heal", str(path), "--output", str(out), "--format", "json"])
+    assert result.exit_code == 1, result.output  # a step was kept: something fixable is left
+    doc = json.loads(result.stdout)["results"][0]
+    assert doc["written"] and [s["step"] for s in doc["skipped"]] == ["73316bc7-6d16-487d-a4da-9e81b74df488"]
+    before = replay_stream(path, io.BytesIO(path.read_bytes()))
+    after = replay_stream(out, io.BytesIO(out.read_bytes()))
+    assert len(projected(before, "v2").messages) == 20
+    for engine in ("v1", "v2"):
+        for strict in (False, True):
+            assert projected(after, engine, strict=strict).messages == projected(before, engine, strict=strict).messages
+
+
+LATE_RECORDS = [  # one that changes what the engines send (the plan fails), one no replay reads (it passes)
+    b'{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"late"}],'
+    b'"toolCalls":[]},"time":9}\n',
+    b'{"type":"usage.record","time":9}\n',
+]
+
+
+@pytest.mark.parametrize("late", LATE_RECORDS, ids=["sent", "unread"])
+@pytest.mark.parametrize("mode", [["--in-place"], ["--output", "OUT"], []], ids=["in-place", "output", "dry-run"])
+def test_a_journal_appended_to_before_verification_is_refused_with_exit_3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: list[str], late: bytes) -> None:
+    """The agent writes a record after tdoc read the journal: the heal must not call that
+    'nothing to heal' or write a plan made for other bytes. The append is injected exactly at
+    the verification replay (no timing)."""
+    from transcript_doctor.stores.kimi import heal_verify
+
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    real = heal_verify.replay_stream
+
+    def appending(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with open(path, "ab") as fh:
+            fh.write(late)
+        monkeypatch.setattr(heal_verify, "replay_stream", real)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(heal_verify, "replay_stream", appending)
+    expected = path.read_bytes() + late
+    args = [str(tmp_path / "out.jsonl") if a == "OUT" else a for a in mode]
+    result = runner.invoke(app, ["heal", str(path), *args])
+    assert result.exit_code == 3, result.output
+    assert "changed while tdoc was working" in result.output + (result.stderr or "")
+    assert path.read_bytes() == expected  # untouched by tdoc: only the agent's append is there
+    assert not (tmp_path / "out.jsonl").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name != "wire.jsonl"]  # no backup, no temporary left

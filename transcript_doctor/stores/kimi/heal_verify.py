@@ -41,6 +41,7 @@ def verify_plan(state: KimiReplay, plan: KimiPlan) -> None:
     while True:
         if _verify(state, plan):
             break
+        check_unchanged(state)  # a journal that grew since the scan fails every plan: say so (exit 3)
         if not plan.candidates or all(plan.status[u] == KEEP for u in plan.candidates):
             raise TdocError(f"{state.path}: the planned edits would change what an engine replays; nothing written")
         culprit = _first_failure(state, plan, lo)
