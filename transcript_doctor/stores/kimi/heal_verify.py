@@ -32,6 +32,8 @@ from .projection import Projection
 from .reader import READ_BUFFER
 from .replay import KimiReplay, message_key, projected, replay_stream
 
+Restored = tuple[Any, set[Any]]  # (original line -> healed line, keys of the original v1 history)
+
 
 def verify_plan(state: KimiReplay, plan: KimiPlan) -> None:
     """Verify the plan, demoting failing steps until it passes; leaves the verified replay (and
@@ -120,7 +122,7 @@ def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombsto
         return False
     if "v1" not in original.crash and not _v1_history_ok(original, healed, removed, tombstoned):
         return False
-    lost = _lost_keys(original, removed, edits) if "v2" not in original.crash else set()
+    restored = _restored(original, removed, edits) if "v2" not in original.crash else None
     for engine in ("v1", "v2"):
         for strict in (False, True):
             before = projected(original, engine, strict=strict)
@@ -131,7 +133,7 @@ def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombsto
                 return False
             history = healed.v1.history if engine == "v1" else healed.v2.history
             if not same_sends(before, original_history(original, engine), after, history,
-                              lost if engine == "v2" else set()):
+                              restored if engine == "v2" else None):
                 return False
     return True
 
@@ -153,26 +155,34 @@ def _step_in(m: dict[str, Any], uuids: set[Any]) -> bool:
 
 
 def same_sends(before: Projection, before_history: list[dict[str, Any]], after: Projection,
-               after_history: list[dict[str, Any]], lost: set[tuple[Any, ...]]) -> bool:
-    """The healed projection sends what the original did, except messages built from a lost
-    message (keys in healed line numbers) and the original messages those merged with."""
+               after_history: list[dict[str, Any]], restored: Restored | None = None) -> bool:
+    """The healed projection sends what the original did. With `restored` (a C201 fix), healed
+    messages built from v1 messages the original did not send are accepted, and so is the
+    change to the original messages they merge with."""
     if before.messages == after.messages:
         return True
-    if not lost:
+    if restored is None:
         return False
+    shift, v1_keys = restored
+    before_keys = [{_mapped(_key(before_history, j), shift) for j in sources} for sources in before.sources]
+    sent = set().union(*before_keys) if before_keys else set()
     touched: set[int] = set()
     affected: set[Any] = set()
     for i, sources in enumerate(after.sources):
         keys = {_key(after_history, j) for j in sources}
-        if keys & lost:
+        new = keys - sent
+        if new and new <= v1_keys:
             touched.add(i)
             affected |= keys
     if not touched:
         return False
     kept_after = [m for i, m in enumerate(after.messages) if i not in touched]
-    kept_before = [m for m, sources in zip(before.messages, before.sources)
-                   if not {_key(before_history, j) for j in sources} & affected]
+    kept_before = [m for m, keys in zip(before.messages, before_keys) if not keys & affected]
     return kept_after == kept_before
+
+
+def _mapped(key: Any, shift: Any) -> Any:
+    return ("rec", shift(key[1])) if key is not None and key[0] == "rec" else key
 
 
 def _key(history: list[dict[str, Any]], index: int) -> Any:
@@ -180,17 +190,15 @@ def _key(history: list[dict[str, Any]], index: int) -> Any:
     return message_key(m) if isinstance(m, dict) else None
 
 
-def _lost_keys(original: KimiReplay, removed: set[Any], edits: list[Edit]) -> set[tuple[Any, ...]]:
-    """When the plan lowers a legacy count for steps v2 dropped (a C201 fix): the messages of the
-    original v1 history that the original v2 history lacks, keyed in the healed line numbers.
-    A lowered count brings back the messages the misaligned slice skipped, and through them
-    what later compactions kept of them."""
+def _restored(original: KimiReplay, removed: set[Any], edits: list[Edit]) -> Restored | None:
+    """When the plan lowers a legacy count for steps v2 dropped (a C201 fix): the line map and
+    the keys (in the healed journal's line numbers) of every message of the original v1 history.
+    A lowered count brings back the messages the misaligned slice skipped (or left orphaned),
+    and through them what later compactions kept of them."""
     if not any(u in removed for lc in original.legacy for u in lc.dropped_below):
-        return set()
-    v2_keys = {message_key(m) for m in original.v2.history}
-    keys = {message_key(m) for m in original.v1.history} - v2_keys - {None}
+        return None
     shift = _line_shift(edits)
-    return {(kind, shift(ref)) if kind == "rec" else (kind, ref) for kind, ref in keys}  # type: ignore[misc]
+    return shift, {_mapped(message_key(m), shift) for m in original.v1.history} - {None}
 
 
 def _line_shift(edits: list[Edit]):  # type: ignore[no-untyped-def]
