@@ -102,7 +102,7 @@ def _verify(state: KimiReplay, plan: KimiPlan, upto: int | None = None, keep: bo
     with open(state.path, "rb", buffering=READ_BUFFER) as src:
         lines = iter_applied(src, LinePlan.from_edits(edits))
         healed = replay_stream(Path("<healed>"), lines, digest, full=False,  # type: ignore[arg-type]
-                               engines_only=not (plan.writing and keep))
+                               engines_only=not (plan.writing and keep), transcripts=False)
     removed, tombs = plan.effective(state, upto)
     if not accepts(state, healed, set(removed), set(tombs), edits):
         return False
@@ -122,7 +122,7 @@ def accepts(original: KimiReplay, healed: KimiReplay, removed: set[Any], tombsto
         return False
     if "v1" not in original.crash and not _v1_history_ok(original, healed, removed, tombstoned):
         return False
-    restored = _restored(original, removed, edits) if "v2" not in original.crash else None
+    restored = _restored(original, removed | tombstoned, edits) if "v2" not in original.crash else None
     for engine in ("v1", "v2"):
         for strict in (False, True):
             before = projected(original, engine, strict=strict)
@@ -190,12 +190,13 @@ def _key(history: list[dict[str, Any]], index: int) -> Any:
     return message_key(m) if isinstance(m, dict) else None
 
 
-def _restored(original: KimiReplay, removed: set[Any], edits: list[Edit]) -> Restored | None:
-    """When the plan lowers a legacy count for steps v2 dropped (a C201 fix): the line map and
+def _restored(original: KimiReplay, changed: set[Any], edits: list[Edit]) -> Restored | None:
+    """When the plan removes (lowering a legacy count) or tombstones (which v2 then keeps) a step
+    v2 had dropped below a legacy cut (a C201 fix): the line map and
     the keys (in the healed journal's line numbers) of every message of the original v1 history.
     A lowered count brings back the messages the misaligned slice skipped (or left orphaned),
     and through them what later compactions kept of them."""
-    if not any(u in removed for lc in original.legacy for u in lc.dropped_below):
+    if not any(u in changed for lc in original.legacy for u in lc.dropped_below):
         return None
     shift = _line_shift(edits)
     return shift, {_mapped(message_key(m), shift) for m in original.v1.history} - {None}

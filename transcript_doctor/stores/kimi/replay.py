@@ -68,6 +68,7 @@ class KimiReplay:
     m1: Mirror | None = None  # light mode: the transcripts follow their live engines
     m2: Mirror | None = None
     engines_only: bool = False  # no step index, no transcripts (see replay_stream)
+    transcripts: bool = True  # the transcript reducers were folded (C202 can be checked)
 
     @property
     def problems(self) -> list[LineProblem]:
@@ -90,7 +91,7 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> Kim
 
 
 def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
-                  hot_path: bool = True, engines_only: bool = False) -> KimiReplay:
+                  hot_path: bool = True, engines_only: bool = False, transcripts: bool = True) -> KimiReplay:
     """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent).
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
@@ -98,11 +99,17 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     events then take the hot path of route.py (`hot_path=False` is the reference it must match).
     `engines_only` (with `full=False`) runs just the two live engines: no step index, no
     transcripts, so no checks can run on the result (a heal's acceptance check needs none).
+    `transcripts=False` (with `full=False`) keeps the step index but folds no transcripts: every
+    check but C202 can run on the result (a heal's verification replay of a journal to write).
     """
     state = KimiReplay(path=path, full=full, engines_only=engines_only and not full)
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
     if state.engines_only:
         state.steps = NoStepIndex()
+        state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
+    elif not full and not transcripts:
+        state.transcripts = False
+        state.steps = StepIndex(prune=True)
         state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
     elif not full:
         state.t1 = TranscriptV1(light=True)
