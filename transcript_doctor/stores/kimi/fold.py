@@ -73,7 +73,11 @@ class LoopFold:
         """The bound loop-event handlers by kind, for a driver that dispatches once per event."""
         return {kind: handler.__get__(self) for kind, handler in self._HANDLERS.items()}
 
-    def event(self, event: dict[str, Any], line: int) -> None:
+    def event(self, event: Any, line: int) -> None:
+        if not isinstance(event, dict):  # unchecked by v2's schema: JS reads `.type` of it
+            if event is None:
+                raise TypeError("a loop event record without an event")
+            return  # a number, string or list has no `type`: no handler
         handler = self._HANDLERS.get(event.get("type"))
         if handler:
             handler(self, event, line)

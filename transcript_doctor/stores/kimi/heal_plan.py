@@ -22,11 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from ...model import Edit
 from .messages import INTERRUPTED_TEXT
-from .plan import count_edit, new_count, read_line, step_delete_edits
+from .plan import count_edit, dumps, loads, new_count, read_line, step_delete_edits
 from .replay import KimiReplay
 
 REMOVE, TOMB, KEEP = "remove", "tomb", "keep"
@@ -113,8 +111,8 @@ class KimiPlan:
         if raw is None:
             raw = self._raw[offset] = read_line(state, offset)
         try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:  # a record the stdlib read (lone surrogate, huge number)
+            record = loads(raw)  # orjson, else the stdlib (a lone surrogate, a huge number)
+        except ValueError:
             return {}
         return record if isinstance(record, dict) else {}
 
@@ -130,13 +128,13 @@ class KimiPlan:
         for call_id in closed:
             event = {"type": "tool.result", "toolCallId": call_id,
                      "result": {"output": INTERRUPTED_TEXT, "isError": True}}
-            lines.append(orjson.dumps(_envelope(original, "context.append_loop_event", "event", event)))
+            lines.append(dumps(_envelope(original, "context.append_loop_event", "event", event)))
         return lines
 
     def _tombstone(self, state: KimiReplay, step: Any) -> bytes:
         original = self._begin_record(state, step.begin_offset or 0)
         message = {"role": "assistant", "content": [], "toolCalls": []}
-        return orjson.dumps(_envelope(original, "context.append_message", "message", message))
+        return dumps(_envelope(original, "context.append_message", "message", message))
 
 
 def _envelope(original: dict[str, Any], rtype: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
