@@ -191,7 +191,7 @@ def phase(name: str, path: Path) -> dict:
 
         kinds()  # the store kinds load lazily: load them before timing too
     startup = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if name in ("parse", "parse-1M"):  # parse-1M: the same, through tdoc's 1 MiB read buffer
         records = 0
         with open(path, "rb", buffering=-1 if name == "parse" else 1 << 20) as fh:
@@ -213,7 +213,7 @@ def phase(name: str, path: Path) -> dict:
     elif name in ("heal-output", "heal-inplace"):
         work = _work_copy(path) if name == "heal-inplace" else path  # the copy is made before the clock
         target = path.with_name(path.name + ".healed")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if name == "heal-output":
             options = HealOptions(mode="output", output=str(target))
         else:
@@ -221,17 +221,17 @@ def phase(name: str, path: Path) -> dict:
         results, code = heal_paths([str(work)], ScanConfig(), options)
         extra = {"edits": sum(len(r.edits) for r in results), "exit": code,
                  "kept": sum(len(r.skipped) for r in results), "replays": results[0].extra.get("verification_replays")}
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         for leftover in (target, work if work != path else None):
             if leftover is not None:
                 leftover.unlink(missing_ok=True)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        return {"phase": name, "seconds": elapsed, "startup": startup, "peak_mb": peak_mb, **extra}
+        return {"phase": name, "seconds": elapsed, "cpu": cpu, "startup": startup, "peak_mb": peak_mb, **extra}
     else:
         raise SystemExit(f"unknown phase {name}")
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"phase": name, "seconds": elapsed, "startup": startup, "peak_mb": peak_mb, **extra}
+    return {"phase": name, "seconds": elapsed, "cpu": cpu, "startup": startup, "peak_mb": peak_mb, **extra}
 
 
 def _work_copy(path: Path) -> Path:
@@ -278,17 +278,17 @@ def main() -> None:
     records = results["parse"]["records"] if "parse" in results else "?"
     print(f"journal: {path} ({size_mb:.1f} MB, {records} records, profile {args.profile}), "
           f"{len(rounds)} round(s), fastest run of each phase:")
-    print(f"{'phase':<13}{'seconds':>9}{'MB/s':>9}{'vs parse':>10}{'peak MB':>10}{'start-up s':>12}  notes")
+    print(f"{'phase':<13}{'seconds':>9}{'cpu s':>8}{'MB/s':>9}{'vs parse':>10}{'peak MB':>10}{'start-up s':>12}  notes")
     for name, r in results.items():
         vs = f"{base / r['seconds']:>10.2f}" if base else f"{'':>10}"
         notes = " ".join(f"{k}={r[k]}" for k in ("edits", "exit", "kept", "replays") if k in r)
-        print(f"{name:<13}{r['seconds']:>9.2f}{size_mb / r['seconds']:>9.1f}{vs}"
+        print(f"{name:<13}{r['seconds']:>9.2f}{r['cpu']:>8.2f}{size_mb / r['seconds']:>9.1f}{vs}"
               f"{r['peak_mb']:>10.0f}{r['startup']:>12.2f}  {notes}")
 
-    def ratio(top: str, bottom: str) -> float:
+    def ratio(top: str, bottom: str, key: str = "seconds") -> float:
         """Median over rounds of one round's ratio: each round runs every phase back to back,
         so a machine that speeds up or slows down between rounds moves both sides together."""
-        return statistics.median(r[top]["seconds"] / r[bottom]["seconds"] for r in rounds)
+        return statistics.median(r[top][key] / r[bottom][key] for r in rounds)
 
     print("per-round medians (the numbers to compare with the targets):")
     if {"parse", "parse-1M", "replay", "scan"} <= set(names):
@@ -297,7 +297,8 @@ def main() -> None:
               f"{ratio('parse-1M', 'scan'):.2f}")
     for heal in ("heal", "heal-output", "heal-inplace"):
         if heal in names and "scan" in names:
-            print(f"  {heal}/scan time {ratio(heal, 'scan'):.2f} (target <= 2)")
+            print(f"  {heal}/scan time {ratio(heal, 'scan'):.2f} wall, {ratio(heal, 'scan', 'cpu'):.2f} cpu "
+                  "(target <= 2)")
     if not args.keep:
         os.unlink(path)
 
@@ -305,7 +306,8 @@ def main() -> None:
 def growth(sizes: list[int], profile: str, repeat: int) -> None:
     """scan and heal --output at each size: heal seconds per MB stays flat when the heal is linear."""
     print(f"growth, profile {profile}, fastest of {max(1, repeat)} run(s) per size:")
-    print(f"{'MB':>6}{'records':>10}{'scan s':>9}{'heal s':>9}{'heal/scan':>11}{'heal s/MB':>11}  notes")
+    print(f"{'MB':>6}{'records':>10}{'scan s':>9}{'heal s':>9}{'heal/scan':>11}{'heal s/MB':>11}"
+          f"{'scan cpu':>10}{'heal cpu':>10}{'cpu/MB':>8}  notes")
     for mb in sizes:
         path = Path(tempfile.gettempdir()) / f"tdoc-bench-{profile}-{mb}mb.wire.jsonl"
         if not path.exists():
@@ -314,11 +316,14 @@ def growth(sizes: list[int], profile: str, repeat: int) -> None:
         scan = min(r["scan"]["seconds"] for r in rounds)
         best = min((r["heal-output"] for r in rounds), key=lambda r: r["seconds"])
         ratio = statistics.median(r["heal-output"]["seconds"] / r["scan"]["seconds"] for r in rounds)
+        scan_cpu = min(r["scan"]["cpu"] for r in rounds)
+        heal_cpu = min(r["heal-output"]["cpu"] for r in rounds)
         size = path.stat().st_size / 1e6
         with open(path, "rb") as fh:
             records = sum(1 for _ in fh)
         print(f"{size:>6.1f}{records:>10}{scan:>9.2f}{best['seconds']:>9.2f}{ratio:>11.2f}"
-              f"{best['seconds'] / size:>11.3f}  edits={best['edits']} kept={best['kept']} replays={best['replays']}")
+              f"{best['seconds'] / size:>11.3f}{scan_cpu:>10.2f}{heal_cpu:>10.2f}{heal_cpu / size:>8.3f}"
+              f"  edits={best['edits']} kept={best['kept']} replays={best['replays']}")
 
 
 if __name__ == "__main__":

@@ -324,8 +324,8 @@ def test_case_342_heals_without_changing_what_either_engine_sends(tmp_path: Path
 
 
 LATE_RECORDS = [  # one that changes what the engines send (the plan fails), one no replay reads (it passes)
-    b'{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"late"}],'
-    b'"toolCalls":[]},"time":9}\n',
+    (b'{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"late"}],'
+     b'"toolCalls":[]},"time":9}\n'),
     b'{"type":"usage.record","time":9}\n',
 ]
 

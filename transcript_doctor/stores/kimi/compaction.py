@@ -3,6 +3,7 @@ summary and elision messages, and the transcript's `foldedLength` recovery."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -246,7 +247,7 @@ def kept_users_shape(selection: Selection, summary: Msg) -> list[Msg]:
 
 def slice_start(start: Any, length: int) -> int:
     """Where JS `array.slice(start)` begins for a numeric `start` (negative counts from the end)."""
-    if not is_number(start) or start != start:  # NaN
+    if not is_number(start) or math.isnan(start):
         return 0
     if start >= length:
         return length

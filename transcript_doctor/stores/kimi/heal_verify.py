@@ -150,8 +150,8 @@ def _v1_history_ok(original: KimiReplay, healed: KimiReplay, removed: set[Any], 
 
 
 def _step_in(m: dict[str, Any], uuids: set[Any]) -> bool:
-    src = m.get("_src") or ()
-    return bool(src) and src[0] == "step" and src[1] in uuids
+    src: tuple[Any, ...] = m.get("_src") or ()
+    return len(src) > 1 and src[0] == "step" and src[1] in uuids
 
 
 def same_sends(before: Projection, before_history: list[dict[str, Any]], after: Projection,
