@@ -140,17 +140,49 @@ class DenseWriter(Writer):
             self.step(n, [think, text], rng.choice((0, 0, 1)), output_lines=(3, 12))
         return steps
 
+    # The v1 writer history, one entry per message: a user prompt's token estimate, or None. Legacy
+    # counts index it, so it follows v1's compaction shapes (kept users: the newest prompts within
+    # 20,000 tokens, tail-only as v1 selects them for records without a head count).
+
+    @property
+    def hist(self) -> list:
+        if not hasattr(self, "_hist"):
+            self._hist: list = []
+        return self._hist
+
+    def message(self, role: str, text: str, origin: str | None = "user") -> None:
+        super().message(role, text, origin)
+        self.hist.append(-(-len(text) // 4) + 1 if role == "user" else None)
+
+    def loop(self, event: dict) -> None:
+        super().loop(event)
+        if event["type"] in ("step.begin", "tool.result"):
+            self.hist.append(None)
+
+    def kept_users(self) -> None:
+        summary = words(self.rng, 40)
+        users, budget = [], 20000
+        for cost in reversed([c for c in self.hist if c is not None]):
+            if budget <= 0:
+                break
+            users.append(min(cost, budget))
+            budget -= cost
+        self.rec({"type": "context.apply_compaction", "summary": summary, "contextSummary": "Compacted.\n" + summary,
+                  "compactedCount": len(self.hist), "keptUserMessageCount": len(users), "tokensBefore": 90000,
+                  "tokensAfter": 3000})
+        self._hist = [*reversed(users), None]
+
     def legacy_with_tail(self) -> None:
         """A legacy compaction that keeps the last one to four messages of the writer history."""
         if self.rng.random() < 0.25:
             self.step(1, [{"type": "think", "think": ""}], 0, "filtered")
             tail = 1
         else:
-            tail = min(self.rng.randint(1, 4), self.history_len)
+            tail = min(self.rng.randint(1, 4), len(self.hist) - 1)
         summary = words(self.rng, 40)
         self.rec({"type": "context.apply_compaction", "summary": summary,
-                  "compactedCount": self.history_len - tail, "tokensBefore": 90000, "tokensAfter": 3000})
-        self.history_len = 1 + tail
+                  "compactedCount": len(self.hist) - tail, "tokensBefore": 90000, "tokensAfter": 3000})
+        self._hist = [None, *self.hist[len(self.hist) - tail:]]
 
 
 def build(path: Path, megabytes: int, seed: int = 7, profile: str = "regular") -> None:
@@ -167,7 +199,7 @@ def build(path: Path, megabytes: int, seed: int = 7, profile: str = "regular") -
                 if rng.random() < 0.5:
                     w.legacy_with_tail()  # type: ignore[attr-defined]
                 else:
-                    w.compaction(legacy=False)
+                    w.kept_users()  # type: ignore[attr-defined]
                 continue
             for _ in range(rng.randint(15, 40)):
                 w.turn_()
