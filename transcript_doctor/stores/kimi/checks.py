@@ -33,6 +33,9 @@ def _session_findings(store, session, engines: tuple[str, ...]) -> Iterator[Find
     for engine, message in state.crash.items():
         yield mk("C204", f"engine {engine} fails to replay this journal: {message}",
                  line=None, engine=engine, severity="error", evidence={"crash": message})
+    for line, message in state.v1.record_errors:  # a record v1 throws on (the resume reports it)
+        yield mk("C204", f"engine v1 fails on line {line}: {message}", line=line, engine="v1", severity="error",
+                 evidence={"error": message})
     yield from step_findings(mk, state)
     c201 = list(compaction_findings(mk, state))
     yield from c201

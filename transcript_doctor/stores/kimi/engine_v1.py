@@ -35,6 +35,7 @@ class EngineV1:
         self.errors: list[str] = []
         self.error_lines: list[int] = []
         self.unknown_step_lines: list[int] = []
+        self.record_errors: list[tuple[int, str]] = []  # (line, text): records v1 throws on and skips
         self.closed_at_begin: dict[Any, list[Any]] = {}  # step uuid -> calls its step.begin interrupted
         self.open_steps: dict[Any, Msg] = {}
         self.pending: dict[Any, None] = {}
@@ -103,8 +104,9 @@ class EngineV1:
         if not isinstance(summary, str) and data.get("tokensAfter") is None:
             # v1 estimates the tokens of a summary it cannot iterate and throws before any state
             # changes (docs/kimi-code.md §Compaction): one error for this record, nothing else.
-            self.error(line, "compaction summary is not text and the record has no tokensAfter; v1 throws here "
-                       "and applies nothing")
+            text = "compaction summary is not text and the record has no tokensAfter; v1 throws here and applies nothing"
+            self.error(line, text)
+            self.record_errors.append((line, text))
             return
         self.history[:] = compaction_shape_v1(self.history, data, line)
         self.reset()
