@@ -123,7 +123,7 @@ class Writer:
 class DenseWriter(Writer):
     """The dense profile: short records (~1,900 per MB), about 3% vacuous steps, a compaction
     about every 60 steps, half of them legacy with a tail of one to four messages (a quarter of
-    those tails a single vacuous step: the §9 branch flip a heal must tombstone)."""
+    those tails a single vacuous step: the branch flip a heal must tombstone)."""
 
     def turn_(self) -> int:
         self.turn += 1

@@ -243,7 +243,7 @@ def test_sigkill_during_in_place_heal_never_leaves_a_partial_file(tmp_path: Path
 
 def test_a_vacuous_step_that_is_a_whole_legacy_tail_becomes_a_tombstone(tmp_path: Path) -> None:
     """c14: an open vacuous step is the whole tail of a legacy compaction. Removing it would
-    flip v1 to its kept-users shape (§9 branch flip); the heal leaves an empty assistant instead."""
+    flip v1 to its kept-users shape (a branch flip, docs/kimi-code.md §Heal); the heal leaves an empty assistant instead."""
     golden = HEAL.parent / "golden" / "c14_legacy_open_vacuous.jsonl"
     path = writable_copy(golden, tmp_path / "wire.jsonl")
     before = replay_stream(path, io.BytesIO(path.read_bytes()))
@@ -261,7 +261,7 @@ def test_a_vacuous_step_that_is_a_whole_legacy_tail_becomes_a_tombstone(tmp_path
 
 
 def test_a_step_whose_begin_settles_a_failed_step_is_kept_and_the_heal_exits_1(tmp_path: Path) -> None:
-    """§9 case 3: the vacuous step's v2 `step.begin` is what seals the failed step `a`; without
+    """A failed-step settle (docs/kimi-code.md §Heal): the vacuous step's v2 `step.begin` is what seals the failed step `a`; without
     it `a` stays partial and v2 stops sending it. The step is kept, said why, and exit 1."""
     journal = Journal().user("u1").step("a", [text("half")], finish="error").step("v", [think()]).user("u2")
     path = journal.write(tmp_path / "wire.jsonl")
@@ -276,7 +276,7 @@ def test_a_step_whose_begin_settles_a_failed_step_is_kept_and_the_heal_exits_1(t
 
 
 def test_a_step_begin_that_closed_pending_calls_is_replaced_by_its_results(tmp_path: Path) -> None:
-    """§9 case 2: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
+    """A step.begin that does other work in v1: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
     plain removal would lose that close (and u2). The heal writes the explicit interrupted result."""
     journal = (Journal().user("u1").step("a", [text("calling")], calls=[("c1", None)]).step("v", [think()])
                .user("u2").kept_compaction(2).user("u3"))

@@ -27,7 +27,7 @@ def _vacuous_step(uuid: bytes, turn: bytes) -> bytes:
 
 
 def _seed(step: bytes, compaction: bytes) -> bytes:
-    """The seed case (reference §10 A) with the given vacuous step and legacy compaction."""
+    """The seed case (a vacuous step below a legacy cut) with the given vacuous step and legacy compaction."""
     return HEADER + USER % b"u1" + step + USER % b"u2" + compaction
 
 

@@ -1,4 +1,4 @@
-"""Heal invariants on generated journals seeded with the three §9 traps: a failed step that a
+"""Heal invariants on generated journals seeded with the three traps of docs/kimi-code.md §Heal: a failed step that a
 vacuous step's `step.begin` settles, a vacuous step that is a legacy compaction's whole tail
 (branch flip), and a vacuous step whose `step.begin` closes pending calls."""
 
@@ -29,7 +29,7 @@ MOTIFS = {
 
 @st.composite
 def seeded(draw: Any) -> list[tuple]:
-    """Random operations with one to three §9 motifs spliced in at random places."""
+    """Random operations with one to three of those motifs spliced in at random places."""
     sequence = draw(op_sequences())
     for name in draw(st.lists(st.sampled_from(sorted(MOTIFS)), min_size=1, max_size=3)):
         at = draw(st.integers(0, len(sequence)))

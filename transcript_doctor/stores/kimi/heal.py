@@ -1,5 +1,5 @@
-"""The kimi-code heal (reference §9, docs/kimi-code.md §Heal): remove vacuous steps, re-align
-legacy compaction counts, drop a torn tail; verified by one replay of the healed journal.
+"""The kimi-code heal (docs/kimi-code.md §Heal): remove vacuous steps, re-align legacy
+compaction counts, drop a torn tail; verified by one replay of the healed journal.
 
 The plan is made in memory from what the scan replay recorded (heal_plan.py), then verified by
 one streamed replay of the whole healed journal, the same one that is hashed for the write

@@ -29,8 +29,8 @@ from .replay import KimiReplay
 
 REMOVE, TOMB, KEEP = "remove", "tomb", "keep"
 SETTLE_REASON = ("its v2 step.begin settles the failed step {other!r}, which stays: without it that step "
-                 "would stay partial and v2 would stop sending it (§9 failed-step settle); kept")
-DEMOTED_REASON = "removing or replacing it would change what an engine sends (§9); kept"
+                 "would stay partial and v2 would stop sending it (a failed-step settle, docs/kimi-code.md §Heal); kept")
+DEMOTED_REASON = "removing or replacing it would change what an engine sends (docs/kimi-code.md §Heal); kept"
 
 
 @dataclass
