@@ -316,6 +316,8 @@ def test_reads_a_database_another_process_holds_open(tmp_path: Path) -> None:
 
 
 def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
+    from transcript_doctor.core import ScanConfig
+    from transcript_doctor.heal.pipeline import heal_findings
     from transcript_doctor.stores import HealOptions
 
     db = build_db(tmp_path / "state.db", 21, [poisoned_session()], wal=False)
@@ -337,7 +339,7 @@ def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
     store = open_store(db, str(db), Options())
     fixable = [f for f in scan([str(db)]).findings if f.fix]
     with pytest.raises(TdocError, match="quick_check"):
-        store.heal(fixable, HealOptions(mode="in-place"))
+        heal_findings(store, fixable, ScanConfig(), HealOptions(mode="in-place", unsafe_fixes=True))
     store.close()
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...fixes.jsonl_heal import heal_lines, restore_lines
+from ...fixes.jsonl_heal import line_heal_plan
+from ...heal.plan import HealPlan
 from ...model import Finding
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from .reader import read_stream, sniff
 from .replay import replay
 from .turns import Stream
@@ -34,12 +35,9 @@ class EveStore(Store):
     def replay(self, options: Options) -> Any:
         return replay(self.stream, self.display)
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
         """Line edits only (a torn tail, the records of an attempt that left nothing)."""
-        return heal_lines(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        restore_lines(self, backup)
+        return line_heal_plan(self.path, findings)
 
 
 class EveKind(StoreKind):

@@ -59,6 +59,7 @@ class SessionScan:
             table=None if self.export else "messages",
             position=msg.position if msg is not None else None, evidence=evidence,
         )
+        f.subject = "|".join(map(str, finding_key(f)[2:]))  # row, line, call id, part and call index
         if actions and not self.export:
             f.fix = fix or plan.describe(code, actions, self)
             self.actions[finding_key(f)] = actions

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from . import plan
 from .checks import SessionScan, scan_session
 from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
@@ -115,16 +116,10 @@ class HermesDbStore(Store):
                             "table": "messages", "role": e.row.role}
         return None
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        from .heal import heal
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        from .heal import plan_heal
 
-        return heal(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        from .heal import restore
-
-        self.close()
-        restore(self.path, backup)
+        return plan_heal(self, findings, options)
 
 
 def _schema(conn: sqlite3.Connection) -> plan.Schema:

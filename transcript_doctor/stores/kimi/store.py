@@ -9,8 +9,9 @@ from typing import Any
 
 import orjson
 
+from ...heal.plan import HealPlan
 from ...model import TdocError
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .steps import StepRecords
 
@@ -67,12 +68,7 @@ class KimiStore(Store):
             return locate_position(s, position)
         return None
 
-    def restore(self, backup: Path) -> None:
-        from ...fixes.atomic import restore
-
-        restore(backup, self.path, self.path.stat().st_mode & 0o7777)
-
-    def heal(self, findings: list, options: HealOptions) -> HealResult:
+    def plan_heal(self, findings: list, options: HealOptions) -> HealPlan:
         if self.readonly:
             raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")
         from .heal import heal_store
