@@ -213,7 +213,8 @@ def backups_of(path: Path, backup_dir: Path | None) -> list[Path]:
 def remove_stale(path: Path, backup_dir: Path | None = None, proc: Path = PROC) -> list[Path]:
     """Remove temporaries of an interrupted heal of `path` that no process holds open."""
     name = _glob_escape(path.name)
-    patterns = [(path.parent, f".{name}.*{TEMP_SUFFIX}"), (path.parent, f"{name}{MARK}*{PARTIAL}"),
+    patterns = [(path.parent, f".{name}.*{TEMP_SUFFIX}"), (path.parent, f".{name}.*{TEMP_SUFFIX}{PARTIAL}"),
+                (path.parent, f"{name}{MARK}*{PARTIAL}"),
                 (path.parent, f"{name}{MARK}*{PARTIAL}-journal")]
     if backup_dir is not None:
         real = Path(os.path.realpath(path))

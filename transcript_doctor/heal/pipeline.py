@@ -63,11 +63,14 @@ def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, opt
     `config` selects the rules of the re-scan. The store may be closed on return."""
     fixable = [f for f in findings if allowed(f, options)]
     unsafe = sum(1 for f in findings if needs_unsafe(f, options))
+    cleaned = _remove_stale(store, options)
     if not fixable:
-        return HealResult(path=store.display, format=store.format, remaining=findings, needs_unsafe=unsafe)
+        return HealResult(path=store.display, format=store.format, remaining=findings, needs_unsafe=unsafe,
+                          warnings=cleaned)
     plan = store.plan_heal(fixable, options)
     result = _result(store, plan, options)
     result.needs_unsafe = unsafe
+    result.warnings[:0] = cleaned
     applied = {id(f) for f in plan.applied}
     result.remaining = [f for f in findings if id(f) not in applied]
     if plan.write is None:
@@ -87,6 +90,14 @@ def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, opt
         if made is not None:
             made.discard()
     return result
+
+
+def _remove_stale(store: Store, options: HealOptions) -> list[str]:
+    """`--in-place` first removes what an interrupted heal of this file left behind."""
+    if options.mode != "in-place" or store.display == "-":
+        return []
+    stale = backups.remove_stale(Path(store.path), options.backup_dir)
+    return [f"removed {len(stale)} leftover temporary file(s) of an interrupted heal"] if stale else []
 
 
 def _result(store: Store, plan: HealPlan, options: HealOptions) -> HealResult:
@@ -132,9 +143,6 @@ def _write(store: Store, plan: HealPlan, options: HealOptions, result: HealResul
     if "-" == store.display:
         raise TdocError("standard input cannot be healed in place; use --output PATH (or a dry run)")
     target = Target.of(path, options, plan)
-    stale = backups.remove_stale(path, options.backup_dir)
-    if stale:
-        result.warnings.append(f"removed {len(stale)} leftover temporary file(s) of an interrupted heal")
     if isinstance(plan.write, SqlWrite):
         made = _run_sql(path, plan.write, target)
     else:

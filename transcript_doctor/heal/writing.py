@@ -7,6 +7,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import IO
 
 from ..fixes.fingerprint import Fingerprint
@@ -70,7 +71,7 @@ def _fingerprint(store: Store, plan: HealPlan) -> Fingerprint:
     return plan.read_as if plan.read_as is not None else Fingerprint.of(Path(store.path))
 
 
-def _producer(store: Store, plan: HealPlan, check: Fingerprint | None):  # type: ignore[no-untyped-def]
+def _producer(store: Store, plan: HealPlan, check: Fingerprint | None) -> Callable[[IO[bytes]], None]:
     """The function that writes the healed content into the temporary file."""
     write = plan.write
     path = Path(store.path)
