@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import IO
 
 from ..fixes.fingerprint import Fingerprint
