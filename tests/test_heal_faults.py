@@ -163,8 +163,9 @@ def test_enospc_while_the_temporary_file_grows(tmp_path: Path, monkeypatch: pyte
     assert calls["n"] == 4 and path.read_bytes() == original and leftovers(tmp_path) == []
 
 
-def test_an_unwritable_backup_dir_is_a_clear_error(tmp_path: Path) -> None:
-    path = journal(tmp_path / "wire.jsonl")
+@pytest.mark.parametrize("kind", ["journal", "database"])
+def test_an_unwritable_backup_dir_is_a_clear_error(tmp_path: Path, kind: str) -> None:
+    path = journal(tmp_path / "wire.jsonl") if kind == "journal" else database(tmp_path / "opencode.db")
     original = path.read_bytes()
     backups = tmp_path / "backups"
     backups.mkdir()

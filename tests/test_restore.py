@@ -100,6 +100,7 @@ def test_restore_after_a_database_heal_gives_back_the_rows(tmp_path: Path, sourc
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
     before = rows(db)
+    journal_mode = _journal_mode(db)
     inode = db.stat().st_ino
     healed = runner.invoke(app, ["heal", "--in-place", "--unsafe-fixes", str(db)])
     assert healed.exit_code in (0, 1), healed.output
@@ -109,7 +110,19 @@ def test_restore_after_a_database_heal_gives_back_the_rows(tmp_path: Path, sourc
     assert rows(db) == before and db.stat().st_ino == inode  # pages written back, the file never swapped
     wal = Path(f"{db}-wal")
     assert not wal.exists() or wal.stat().st_size == 0  # checkpointed: no pages of the old state left
-    assert sqlite3.connect(db).execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    assert _journal_mode(db) == journal_mode == "wal"  # the database keeps its own journal mode
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    (made,) = final_backups(tmp_path)
+    assert made.read_bytes()[18:20] == b"\x01\x01"  # the backup itself never needs a -wal beside it
+
+
+def _journal_mode(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def _hold(path: Path, how: str) -> subprocess.Popen[str]:

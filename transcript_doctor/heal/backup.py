@@ -122,8 +122,8 @@ def copy_database(source: sqlite3.Connection, dest: Path, like: os.stat_result |
     try:
         target = sqlite3.connect(str(tmp), isolation_level=None)
         try:
-            target.execute("PRAGMA journal_mode=DELETE")  # the copy gets no -wal of its own
             source.backup(target, pages=256, progress=lambda *_: reached("backup-partial"))
+            target.execute("PRAGMA journal_mode=DELETE")  # a copy of a WAL database gets no -wal of its own
         finally:
             target.close()
         Path(f"{tmp}-journal").unlink(missing_ok=True)
