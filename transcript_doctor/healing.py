@@ -2,9 +2,9 @@
 
 The stages for one store are in `transcript_doctor.heal.pipeline` (docs/heal.md); this module
 expands the inputs, turns refusals and errors into per-input results, and decides the exit code:
-3 if any store was refused (in use, changed), 2 for any other error, otherwise (dry run) 1 when
-something would change, (write) 1 when something fixable is left — including fixes that need
-`--unsafe-fixes` — and 0 when not.
+3 if any store was refused (in use, changed), 2 for any other error, otherwise 1 when a store kept
+a fix it checked and refused, (dry run) when something would change, (write) when something
+fixable is left — including fixes that need `--unsafe-fixes` — and 0 when not.
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ def heal_paths(paths: Iterable[str], config: ScanConfig, options: HealOptions) -
             code = 3 if code == 3 else 2
     if code:
         return results, code
+    kept = any(r.kept for r in results)  # a fix the store checked and had to refuse: not healed
     if options.mode == "dry-run":
-        return results, 1 if any(r.changed or r.needs_unsafe for r in results) else 0
-    return results, 1 if any(_left(r, options) for r in results) else 0
+        return results, 1 if kept or any(r.changed or r.needs_unsafe for r in results) else 0
+    return results, 1 if kept or any(_left(r, options) for r in results) else 0
 
 
 def _left(result: HealResult, options: HealOptions) -> bool:
-    """Something fixable is left: a fix that may be applied (not one the store checked and kept),
-    or one that needs --unsafe-fixes."""
+    """Something fixable is left: a fix that may be applied or one that needs --unsafe-fixes.
+    (Findings whose fix the store kept are counted through `kept`, not again here.)"""
     for f in result.remaining:
         if needs_unsafe(f, options):
             return True

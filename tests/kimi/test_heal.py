@@ -241,12 +241,12 @@ def test_sigkill_during_in_place_heal_never_leaves_a_partial_file(tmp_path: Path
     assert outcomes, "no run observed"
 
 
-def test_a_step_the_heal_must_keep_is_reported_and_does_not_fail_the_heal(tmp_path: Path) -> None:
+def test_a_step_the_heal_must_keep_is_reported_and_the_heal_exits_1(tmp_path: Path) -> None:
     """c14: an open vacuous step below a legacy cut; removing it would change v1's history."""
     golden = HEAL.parent / "golden" / "c14_legacy_open_vacuous.jsonl"
     path = writable_copy(golden, tmp_path / "wire.jsonl")
     result = runner.invoke(app, ["heal", "--in-place", str(path), "--format", "json"])
-    assert result.exit_code == 0, result.output  # nothing fixable was left unfixed
+    assert result.exit_code == 1, result.output  # a kept step: something fixable is left (issue 12)
     doc = json.loads(result.stdout)["results"][0]
     assert [s["step"] for s in doc["skipped"]] == ["v"] and "kept" in doc["skipped"][0]["reason"]
     assert path.read_bytes() == golden.read_bytes()  # the only candidate was kept: nothing written

@@ -46,9 +46,8 @@ def identity(f: Finding) -> tuple[Any, ...]:
 
 def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
     """Heal one input: open it, scan it with the selected rules, and heal what was found."""
-    # only a rewrite needs to detect later changes
-    config = dataclasses.replace(config, options=dataclasses.replace(config.options,
-                                                                     fingerprint=options.mode == "in-place"))
+    # a heal in any mode refuses a store that changes while it works
+    config = dataclasses.replace(config, options=dataclasses.replace(config.options, fingerprint=True))
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config, config.codes(display))

@@ -57,7 +57,7 @@ def _human(console: Console, r: HealResult, err: Console, *, show_diff: bool) ->
         if r.needs_unsafe:
             _say(console, f"{r.path}: {r.needs_unsafe} fix(es) need --unsafe-fixes; nothing else to heal", "yellow")
         else:
-            _say(console, f"{r.path}: nothing to heal", "green")
+            _say(console, f"{r.path}: nothing to heal", "yellow" if r.skipped else "green")
         _details(console, r)
         return
     if show_diff and r.diff and not r.written:
@@ -79,6 +79,8 @@ def _human(console: Console, r: HealResult, err: Console, *, show_diff: bool) ->
 
 def _details(console: Console, r: HealResult) -> None:
     for s in r.skipped:
-        _say(console, f"  kept {s.get('step') or s.get('row') or s.get('line')}: {s['reason']}", "yellow")
+        where = s.get("step") or s.get("row") or s.get("line")
+        line = f" (line {s['line']})" if s.get("step") is not None and s.get("line") else ""
+        _say(console, f"  kept {where}{line}: {s['reason']}", "yellow")
     for w in r.warnings:
         _say(console, f"  warning: {w}", "yellow")
