@@ -12,6 +12,8 @@ import errno
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,13 +22,17 @@ from typer.testing import CliRunner
 from transcript_doctor.cli import app
 from transcript_doctor.heal import backup as heal_backup
 from transcript_doctor.heal import files as heal_files
-from transcript_doctor.heal.faults import KILL_ENV
+from transcript_doctor.heal.faults import KILL_ENV, POINTS
 
 from .heal_support import database, final_backups, journal, leftovers, rows, tdoc
 
 runner = CliRunner()
 FILE_POINTS = ["backup-partial", "backup-synced", "backup-done", "temp-partial", "temp-synced", "replaced"]
 SQL_POINTS = ["backup-partial", "backup-synced", "backup-done", "sql-applied", "committed"]
+
+
+def test_every_kill_point_is_exercised() -> None:
+    assert set(FILE_POINTS) | set(SQL_POINTS) == set(POINTS)
 
 
 @pytest.fixture(scope="module")
@@ -237,10 +243,7 @@ def test_a_root_heal_keeps_the_owner_group_and_mode(tmp_path: Path) -> None:
     assert (b.stat().st_uid, b.stat().st_gid, b.stat().st_mode & 0o7777) == (12345, 23456, 0o640)
 
 
-def _hold_open(path: Path, mode: str) -> "subprocess.Popen[str]":
-    import subprocess
-    import sys
-
+def _hold_open(path: Path, mode: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen([sys.executable, "-c",
                              f"import sys\nf = open({str(path)!r}, {mode!r})\nprint('ready', flush=True)\n"
                              "sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -248,7 +251,7 @@ def _hold_open(path: Path, mode: str) -> "subprocess.Popen[str]":
     return proc
 
 
-def _release(proc: "subprocess.Popen[str]") -> None:
+def _release(proc: subprocess.Popen[str]) -> None:
     assert proc.stdin is not None
     proc.stdin.close()
     proc.wait(timeout=30)

@@ -94,13 +94,6 @@ def iter_applied(src: Iterable[bytes], plan: LinePlan) -> Iterator[bytes]:
     yield from lines
 
 
-def apply_lines(src: IO[bytes], dst: IO[bytes], plan: LinePlan) -> int:
-    """Copy `src` to `dst` with the plan applied; returns the number of lines the plan names."""
-    for line in iter_applied(src, plan):
-        dst.write(line)
-    return len(plan.changes)
-
-
 def context_lines(src: IO[bytes], wanted: set[int]) -> dict[int, bytes]:
     """The raw bytes (line ending included) of the wanted lines."""
     out: dict[int, bytes] = {}

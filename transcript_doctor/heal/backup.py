@@ -25,6 +25,7 @@ from pathlib import Path
 import orjson
 
 from .. import __version__
+from ..model import TdocError
 from .faults import os_failure, reached
 from .files import CHUNK, TEMP_SUFFIX, fsync_dir
 from .inuse import PROC, holders
@@ -58,16 +59,12 @@ def backup_path(path: Path, backup_dir: Path | None) -> Path:
     if backup_dir is None:
         return path.parent / name
     if not backup_dir.is_dir():
-        from ..model import TdocError
-
         raise TdocError(f"{backup_dir}: backup directory does not exist")
     real = Path(os.path.realpath(path))
     return backup_dir / real.parent.relative_to(real.anchor) / name
 
 
 def _prepare(dest: Path) -> None:
-    from ..model import TdocError
-
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -24,7 +24,7 @@ from . import backup as backups
 from . import database
 from .inuse import writers
 from .plan import HealPlan, SqlWrite
-from .writing import Target, output_file, replace_lines, restore_file
+from .writing import Target, output_file, preview, replace_lines, restore_file
 
 
 def allowed(f: Finding, options: HealOptions) -> bool:
@@ -104,8 +104,6 @@ def _result(store: Store, plan: HealPlan, options: HealOptions) -> HealResult:
                         applied=list(plan.applied), skipped=list(plan.skipped), warnings=plan.warnings,
                         edits=[e.as_dict() for e in plan.edits], extra=dict(plan.extra), kept=set(plan.kept))
     if plan.write is not None:
-        from .writing import preview
-
         result.diff = preview(store, plan, options)
     return result
 
@@ -139,16 +137,14 @@ def _write(store: Store, plan: HealPlan, options: HealOptions, result: HealResul
         output_file(store, plan, options.output)
         result.output, result.written = str(options.output), True
         return None
-    if "-" == store.display:
+    if store.display == "-":
         raise TdocError("standard input cannot be healed in place; use --output PATH (or a dry run)")
     target = Target.of(path, options, plan)
     if isinstance(plan.write, SqlWrite):
         made = _run_sql(path, plan.write, target)
     else:
-        if writers(path) and not options.force:
-            raise RefusedError(f"{path}: another process has it open for writing (pid "
-                               f"{', '.join(map(str, writers(path)))}); its later writes would be lost. "
-                               "Stop it first, or pass --force")
+        if not options.force:
+            _refuse_open_writers(path)
         made = target.file_backup()
         try:
             replace_lines(store, plan, target)
@@ -162,6 +158,15 @@ def _write(store: Store, plan: HealPlan, options: HealOptions, result: HealResul
         if options.backup_dir is not None:
             backups.record(options.backup_dir, path, made, store.format)
     return made
+
+
+def _refuse_open_writers(path: Path) -> None:
+    """A process that keeps the file open for writing would lose every later write (docs/heal.md
+    §What a running writer loses)."""
+    pids = writers(path)
+    if pids:
+        raise RefusedError(f"{path}: another process has it open for writing (pid {', '.join(map(str, pids))}); "
+                           "its later writes would be lost. Stop it first, or pass --force")
 
 
 def _run_sql(path: Path, write: SqlWrite, target: Target) -> backups.Backup | None:
