@@ -16,9 +16,10 @@ OPENCODE_DB = ROOT / "fixtures" / "opencode" / "opencode.db"
 HERMES_DB = ROOT / "fixtures" / "hermes" / "hermes-state-v21-b.db"
 
 
-def journal(path: Path, steps: int = 3) -> Path:
-    """A kimi journal with `steps` vacuous steps to remove and a legacy count to lower."""
-    j = Journal().user("u0")
+def journal(path: Path, steps: int = 3, pad: int = 0) -> Path:
+    """A kimi journal with `steps` vacuous steps to remove and a legacy count to lower; `pad`
+    characters of user text first (so that copies take more than one chunk)."""
+    j = Journal().user("u0" + "x" * pad)
     for n in range(steps):
         j.step(f"v{n}", [think()], finish="filtered").user(f"u{n + 1}")
     j.legacy_compaction(2)
@@ -27,9 +28,16 @@ def journal(path: Path, steps: int = 3) -> Path:
     return path
 
 
-def database(path: Path, source: Path = OPENCODE_DB) -> Path:
+def database(path: Path, source: Path = OPENCODE_DB, pad_mib: int = 0) -> Path:
+    """A copy of a database; `pad_mib` MiB in a table no store reads (so that a backup takes
+    several steps of the backup API)."""
     shutil.copyfile(source, path)
     os.chmod(path, 0o644)
+    if pad_mib:
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE padding (b BLOB)")
+            conn.executemany("INSERT INTO padding VALUES (zeroblob(?))", [(1 << 20,)] * pad_mib)
+        sqlite3.connect(path).close()
     return path
 
 
@@ -39,7 +47,7 @@ def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
     try:
         names = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE '%fts%' ORDER BY name")]
+            "AND name NOT LIKE '%fts%' AND name != 'padding' ORDER BY name")]
         return {n: sorted(map(repr, conn.execute(f'SELECT * FROM "{n}"'))) for n in names}  # type: ignore[misc]
     finally:
         conn.close()

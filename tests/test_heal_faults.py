@@ -31,6 +31,10 @@ FILE_POINTS = ["backup-partial", "backup-synced", "backup-done", "temp-partial",
 SQL_POINTS = ["backup-partial", "backup-synced", "backup-done", "sql-applied", "committed"]
 
 
+PAD = 3 << 20  # a journal of more than one copy chunk: a kill at backup-partial is mid-copy
+PAD_MIB = 4  # a database of more than one backup step
+
+
 def test_every_kill_point_is_exercised() -> None:
     assert set(FILE_POINTS) | set(SQL_POINTS) == set(POINTS)
 
@@ -38,7 +42,7 @@ def test_every_kill_point_is_exercised() -> None:
 @pytest.fixture(scope="module")
 def healed_journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
     work = tmp_path_factory.mktemp("reference")
-    path = journal(work / "wire.jsonl")
+    path = journal(work / "wire.jsonl", pad=PAD)
     original = path.read_bytes()
     assert tdoc("heal", "--in-place", "--no-backup", str(path)).returncode == 0
     return original, path.read_bytes()
@@ -49,7 +53,7 @@ def healed_journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, byt
 def test_sigkill_during_a_journal_heal(tmp_path: Path, point: str, no_backup: bool,
                                        healed_journal: tuple[bytes, bytes]) -> None:
     original, healed = healed_journal
-    path = journal(tmp_path / "wire.jsonl")
+    path = journal(tmp_path / "wire.jsonl", pad=PAD)
     flags = ["--no-backup"] if no_backup else []
     killed = tdoc("heal", "--in-place", *flags, str(path), env={KILL_ENV: point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
@@ -57,6 +61,9 @@ def test_sigkill_during_a_journal_heal(tmp_path: Path, point: str, no_backup: bo
     assert now == (healed if point == "replaced" else original)
     for b in final_backups(tmp_path):
         assert b.read_bytes() == original
+    if point == "backup-partial" and not no_backup:
+        (partial,) = tmp_path.glob("wire.jsonl.tdoc-backup-*.partial")
+        assert 0 < partial.stat().st_size < len(original)  # the kill really came in the middle of the copy
     again = tdoc("heal", "--in-place", "--no-backup", str(path))
     assert again.returncode == 0, again.stderr
     assert path.read_bytes() == healed
@@ -65,7 +72,7 @@ def test_sigkill_during_a_journal_heal(tmp_path: Path, point: str, no_backup: bo
 
 @pytest.fixture(scope="module")
 def healed_rows(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, object]:
-    db = database(tmp_path_factory.mktemp("reference") / "opencode.db")
+    db = database(tmp_path_factory.mktemp("reference") / "opencode.db", pad_mib=PAD_MIB)
     before = rows(db)
     assert tdoc("heal", "--in-place", "--no-backup", str(db)).returncode == 1  # an unsafe fix is left
     assert rows(db) != before
@@ -75,10 +82,13 @@ def healed_rows(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, objec
 @pytest.mark.parametrize("point", SQL_POINTS)
 def test_sigkill_during_a_database_heal(tmp_path: Path, point: str, healed_rows: tuple[object, object]) -> None:
     before, after = healed_rows
-    db = database(tmp_path / "opencode.db")
+    db = database(tmp_path / "opencode.db", pad_mib=PAD_MIB)
     killed = tdoc("heal", "--in-place", str(db), env={KILL_ENV: point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert rows(db) == (after if point == "committed" else before)  # a hot journal rolls back on open
+    if point == "backup-partial":
+        (partial,) = tmp_path.glob("opencode.db.tdoc-backup-*.partial")
+        assert partial.stat().st_size < db.stat().st_size  # killed in the middle: not a whole copy (yet)
     for b in final_backups(tmp_path):
         assert rows(b) == before
         assert sqlite3.connect(b).execute("PRAGMA quick_check").fetchall() == [("ok",)]
