@@ -305,3 +305,53 @@ def test_a_locked_database_is_refused_with_exit_3_and_no_backup_is_left(tmp_path
         holder.close()
     assert result.exit_code == 3 and "locked" in result.output
     assert rows(db) == before and final_backups(tmp_path) == [] and leftovers(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- heals that do not hold
+
+
+def test_a_journal_heal_that_does_not_hold_is_undone_even_without_a_backup(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from transcript_doctor.heal.plan import LineWrite
+    from transcript_doctor.model import Edit
+    from transcript_doctor.stores.kimi import heal as kimi_heal
+
+    path = journal(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    real = kimi_heal.heal_store
+
+    def loses_the_fix(store, findings, options):  # type: ignore[no-untyped-def]
+        plan = real(store, findings, options)
+        last = len(original.splitlines())  # a write that changes something, but not what it fixes
+        plan.write = LineWrite((Edit("replace", line=last, text=original.splitlines()[-1].decode() + " "),))
+        plan.verified, plan.healed = False, None
+        return plan
+
+    monkeypatch.setattr(kimi_heal, "heal_store", loses_the_fix)
+    result = runner.invoke(app, ["heal", "--in-place", "--no-backup", str(path)])
+    assert result.exit_code == 2 and "restored from a private copy" in result.output
+    assert path.read_bytes() == original and leftovers(tmp_path) == [] and final_backups(tmp_path) == []
+
+
+def test_a_database_heal_that_does_not_hold_is_undone_even_without_a_backup(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from transcript_doctor.heal.plan import SqlWrite
+    from transcript_doctor.stores.opencode import heal as opencode_heal
+
+    db = database(tmp_path / "opencode.db")
+    before = rows(db)
+    real = opencode_heal.plan_db
+
+    def wrong_rows(store, findings, options):  # type: ignore[no-untyped-def]
+        plan = real(store, findings, options)
+
+        def apply(conn: sqlite3.Connection) -> None:  # deletes a row no fix named, leaves the W101
+            conn.execute("DELETE FROM part WHERE rowid = (SELECT max(rowid) FROM part)")
+
+        plan.write = SqlWrite(apply, "-- wrong")
+        return plan
+
+    monkeypatch.setattr(opencode_heal, "plan_db", wrong_rows)
+    result = runner.invoke(app, ["heal", "--in-place", "--no-backup", str(db)])
+    assert result.exit_code == 2 and "survived the heal; the original was restored" in result.output
+    assert rows(db) == before and leftovers(tmp_path) == [] and final_backups(tmp_path) == []
