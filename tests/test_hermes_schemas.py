@@ -332,7 +332,6 @@ def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
     db.write_bytes(bytes(data))
     found = codes(db)
     assert ("F506", None) in found and ("S301", 4) in found  # the messages are still read
-    from transcript_doctor.core import ScanConfig
 
     deep = [f for f in scan([str(db)], ScanConfig(options=Options(deep=True))).findings if f.code == "F506"]
     assert deep[0].evidence["check"] == "integrity_check" and deep[0].evidence["problems"]

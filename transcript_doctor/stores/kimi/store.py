@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ...conversation import Conversation
 from ...heal.plan import HealPlan
-from ...model import TdocError
+from ...model import Finding, TdocError
 from ..base import HealOptions, Options, Store, StoreKind
+from . import checks
 from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .steps import StepRecords
 
@@ -67,6 +70,12 @@ class KimiStore(Store):
                 continue
             return locate_position(s, position)
         return None
+
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        return checks.conversations(self, self.engines(options))
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        return checks.native_findings(self, self.engines(options), codes)
 
     def plan_heal(self, findings: list, options: HealOptions) -> HealPlan:
         if self.readonly:
