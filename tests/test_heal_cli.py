@@ -89,6 +89,8 @@ def test_fixes_that_need_unsafe_fixes_are_named_and_exit_1(tmp_path: Path, flags
     result = runner.invoke(app, ["heal", "--select", "S307", *flags, str(db)])
     assert result.exit_code == code and says in result.output
     assert "nothing to heal" not in result.output
+    doc = json.loads(runner.invoke(app, ["heal", "--select", "S307", *flags, "-f", "json", str(db)]).stdout)
+    assert doc["results"][0]["needs_unsafe"] == (0 if flags else 1)
 
 
 def test_nothing_to_heal_is_exit_0(tmp_path: Path) -> None:

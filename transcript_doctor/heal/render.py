@@ -42,6 +42,7 @@ def _result_dict(r: HealResult) -> dict[str, Any]:
     doc = r.as_dict()
     doc["error"] = r.extra.get("error")
     doc["diff"] = r.diff
+    doc["needs_unsafe"] = r.needs_unsafe
     return doc
 
 
