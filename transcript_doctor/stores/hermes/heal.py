@@ -86,7 +86,7 @@ def _match(wanted: list[Finding], fresh: dict[tuple, Finding], store: Any, optio
             acts = store.actions.get(key, [])
             if any(a.kind == "deactivate" for a in acts) and not options.purge and "active" not in store.schema.message_columns:
                 reason = "this schema has no `active` column (before v16): rerun with --purge to delete rows"
-        if reason:
+        if reason or current is None:
             result.skipped.append({"code": f.code, "session": f.session, "row": f.row, "reason": reason})
             continue
         result.applied.append(current)
@@ -153,7 +153,7 @@ def _prepare_cjk(conn: sqlite3.Connection, schema: plan.Schema, changes: list[pl
     """Hermes' convention when the cjk_unicode61 tokenizer cannot be loaded: drop the three CJK
     triggers and mark the index stale (`state_meta.fts_cjk_stale = '1'`); Hermes rebuilds it with
     `hermes sessions optimize-storage`. tdoc never loads native extensions itself."""
-    triggers = dict(schema.cjk_triggers)
+    triggers: dict[str, str] = dict(schema.cjk_triggers)
     if not triggers or not any(_fires(sql, changes) for sql in triggers.values()):
         return
     try:

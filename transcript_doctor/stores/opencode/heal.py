@@ -60,7 +60,7 @@ class Plan:
         return bool(self.parts or self.messages)
 
     def statements(self) -> list[tuple[str, tuple[str, ...]]]:
-        out = [("DELETE FROM part WHERE id = ?", (pid,)) for pid in self.parts]
+        out: list[tuple[str, tuple[str, ...]]] = [("DELETE FROM part WHERE id = ?", (pid,)) for pid in self.parts]
         out += [("DELETE FROM message WHERE id = ?", (mid,)) for mid in self.messages]
         return out
 
