@@ -17,14 +17,14 @@ except ImportError:
     from test_hermes_schemas import build_db, call
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
-from transcript_doctor.healing import identity
-from transcript_doctor.model import RefusedError
-from transcript_doctor.heal.pipeline import heal_findings
-from transcript_doctor.heal.restore import restore
-from transcript_doctor.stores import HealOptions, Options, open_store
 from transcript_doctor.heal import database
 from transcript_doctor.heal.database import run as run_sql
+from transcript_doctor.heal.pipeline import heal_findings
 from transcript_doctor.heal.plan import SqlWrite
+from transcript_doctor.heal.restore import restore
+from transcript_doctor.healing import identity
+from transcript_doctor.model import RefusedError
+from transcript_doctor.stores import HealOptions, Options, open_store
 
 HERMES = Path(__file__).resolve().parent.parent / "fixtures" / "hermes"
 DATABASES = ["hermes-state-v21.db", "hermes-state-v21-b.db", "hermes-state-v30.db"]

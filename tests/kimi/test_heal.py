@@ -19,12 +19,12 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
-from transcript_doctor.healing import allowed
-from transcript_doctor.schema import errors as schema_errors
-from transcript_doctor.stores import HealOptions, Options, open_store
 from transcript_doctor.heal import backup as heal_backup
 from transcript_doctor.heal import writing as heal_writing
 from transcript_doctor.heal.plan import LineWrite
+from transcript_doctor.healing import allowed
+from transcript_doctor.schema import errors as schema_errors
+from transcript_doctor.stores import HealOptions, Options, open_store
 from transcript_doctor.stores.kimi.heal import healed_bytes, plan_heal
 from transcript_doctor.stores.kimi.replay import replay_object, replay_stream
 
@@ -253,7 +253,7 @@ def test_a_step_the_heal_must_keep_is_reported_and_the_heal_exits_1(tmp_path: Pa
 
 
 def test_a_step_begin_that_closed_pending_calls_is_replaced_by_its_results(tmp_path: Path) -> None:
-    """§9 case 2: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
+    """A step.begin that does other work in v1: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
     plain removal would lose that close (and u2). The heal writes the explicit interrupted result."""
     journal = (Journal().user("u1").step("a", [text("calling")], calls=[("c1", None)]).step("v", [think()])
                .user("u2").kept_compaction(2).user("u3"))

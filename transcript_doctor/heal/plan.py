@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ..fixes.fingerprint import Fingerprint
 from ..model import Edit, Finding
@@ -56,7 +56,7 @@ class SqlWrite:
     foreign_keys: bool = False
 
 
-Write = Union[LineWrite, BytesWrite, SqlWrite]
+Write = LineWrite | BytesWrite | SqlWrite
 
 
 @dataclass
