@@ -25,6 +25,7 @@ from transcript_doctor.heal.restore import restore
 from transcript_doctor.healing import identity
 from transcript_doctor.model import RefusedError
 from transcript_doctor.stores import HealOptions, Options, open_store
+from transcript_doctor.stores.options import RowHealOptions
 
 HERMES = Path(__file__).resolve().parent.parent / "fixtures" / "hermes"
 DATABASES = ["hermes-state-v21.db", "hermes-state-v21-b.db", "hermes-state-v30.db"]
@@ -203,7 +204,7 @@ def test_output_mode_heals_a_copy(copy, tmp_path: Path) -> None:
 
 def test_purge_deletes_rows_and_keeps_fts(copy) -> None:
     db = copy("hermes-state-v21-b.db")
-    heal(db, fixable(findings(db)), purge=True)
+    heal(db, fixable(findings(db)), settings=(RowHealOptions(purge=True),))
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM messages WHERE id IN (2, 12, 15, 26)").fetchone() == (0,)
     fts_check(db)
@@ -293,7 +294,7 @@ def test_schema_without_active_column_needs_purge(tmp_path: Path) -> None:
 
     kept = plan()
     assert kept.write is None and "no `active` column" in kept.skipped[0]["reason"]
-    purge = plan(purge=True)
+    purge = plan(settings=(RowHealOptions(purge=True),))
     assert isinstance(purge.write, SqlWrite)
     run_sql(db, purge.write, None)
     assert findings(db) == []

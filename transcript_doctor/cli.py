@@ -281,6 +281,7 @@ def heal_cmd(
     from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions
+    from .stores.options import RowHealOptions
 
     reject_remote(paths, "heal")
     if in_place and output:
@@ -295,8 +296,8 @@ def heal_cmd(
         unsafe_fixes=settings.unsafe_fixes,
         backup_dir=settings.backup_dir,
         backup=not no_backup,
-        purge=purge,
         force=force,
+        settings=(RowHealOptions(purge=purge),),
     )
     config = ScanConfig(
         select=settings.select,

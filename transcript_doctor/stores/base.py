@@ -51,8 +51,15 @@ class HealOptions:
     unsafe_fixes: bool = False
     backup_dir: Path | None = None
     backup: bool = True
-    purge: bool = False  # hermes: delete rows instead of deactivating them
     force: bool = False  # rewrite a file with other hard links or another writer
+    settings: tuple[Any, ...] = ()  # store-specific heal options (stores/options.py), as in `Options`
+
+    def get(self, kind: type[T]) -> T:
+        """The store-specific heal options of type `kind` in `settings`, else its defaults."""
+        for setting in self.settings:
+            if isinstance(setting, kind):
+                return setting
+        return kind()
 
 
 @dataclass

@@ -21,6 +21,7 @@ from ...fixes.sqlite import integrity_problems, quote_ident
 from ...heal.plan import HealPlan, SqlWrite
 from ...model import Finding, RefusedError, TdocError
 from ..base import HealOptions
+from ..options import RowHealOptions
 from . import plan
 from .checks import finding_key
 
@@ -43,7 +44,7 @@ def plan_heal(store: HermesDbStore, findings: list[Finding], options: HealOption
                             "heal refused: restore it from a backup first")
         fresh_by_key = {finding_key(f): f for f in fresh.scan_sessions(sessions, keep_rows=True)}
         actions = _match(wanted, fresh_by_key, fresh, options, out)
-        changes = plan.compose(actions, fresh.kept_rows, fresh.schema, purge=options.purge)
+        changes = plan.compose(actions, fresh.kept_rows, fresh.schema, purge=options.get(RowHealOptions).purge)
         touched = sorted({c.session for c in changes if c.session})
         fingerprint = session_fingerprint(fresh.connection(), touched)
         schema = fresh.schema
@@ -84,7 +85,7 @@ def _match(wanted: list[Finding], fresh: dict[tuple, Finding], store: Any, optio
             reason = "no automatic fix for this finding in a Hermes database"
         else:
             acts = store.actions.get(key, [])
-            if any(a.kind == "deactivate" for a in acts) and not options.purge and "active" not in store.schema.message_columns:
+            if any(a.kind == "deactivate" for a in acts) and not options.get(RowHealOptions).purge and "active" not in store.schema.message_columns:
                 reason = "this schema has no `active` column (before v16): rerun with --purge to delete rows"
         if reason or current is None:
             result.skipped.append({"code": f.code, "session": f.session, "row": f.row, "reason": reason})
