@@ -258,7 +258,9 @@ def heal_cmd(
     paths: Annotated[list[str], typer.Argument(help="Files, directories or globs.")],
     in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite the store (with a backup).")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the healed copy here.")] = None,
-    diff: Annotated[bool, typer.Option("--diff", help="Dry run: print a unified diff / SQL plan.")] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print the change as a patch (git apply) / SQL plan; summary to stderr.")
+    ] = False,
     unsafe_fixes: Annotated[
         Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply unsafe fixes.")
     ] = None,
@@ -267,6 +269,9 @@ def heal_cmd(
     backup_dir: Annotated[Optional[Path], typer.Option("--backup-dir", help="Where backups go.")] = None,
     no_backup: Annotated[bool, typer.Option("--no-backup", help="Do not keep a backup.")] = False,
     purge: Annotated[bool, typer.Option("--purge", help="Databases: delete rows instead of deactivating.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rewrite a file with other hard links or another process writing it.")
+    ] = False,
     format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
     input_format: InputFormatOpt = None,
     config_file: ConfigOpt = None,
@@ -276,6 +281,7 @@ def heal_cmd(
     from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions
+    from .stores.options import RowHealOptions
 
     reject_remote(paths, "heal")
     if in_place and output:
@@ -290,7 +296,8 @@ def heal_cmd(
         unsafe_fixes=settings.unsafe_fixes,
         backup_dir=settings.backup_dir,
         backup=not no_backup,
-        purge=purge,
+        force=force,
+        settings=(RowHealOptions(purge=purge),),
     )
     config = ScanConfig(
         select=settings.select,
@@ -300,8 +307,25 @@ def heal_cmd(
         root=settings.root,
     )
     results, code = heal_paths(paths, config, options)
-    render_heal(results, format.value, sys.stdout, err)
+    render_heal(results, format.value, sys.stdout, err, diff=diff)
     raise typer.Exit(code)
+
+
+@app.command("restore")
+def restore_cmd(
+    path: Annotated[Path, typer.Argument(help="The store file to put back.")],
+    backup: Annotated[Optional[Path], typer.Option("--backup", help="This backup (default: the newest).")] = None,
+    backup_dir: Annotated[Optional[Path], typer.Option("--backup-dir", help="Where heal put the backups.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Restore even while another process has it open.")] = False,
+    config_file: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
+) -> None:
+    """Put a backup made by `tdoc heal --in-place` back in place, atomically."""
+    from .heal.restore import restore
+
+    settings = _settings(config_file, no_config, backup_dir=backup_dir)
+    used = restore(path, backup=backup, backup_dir=settings.backup_dir, force=force)
+    err.print(Text(f"{path}: restored from {used}"))
 
 
 @app.command("rules")

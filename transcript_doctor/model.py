@@ -152,6 +152,9 @@ class Finding:
     engine: str | None = None
     fix: Fix | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    # What the finding is about, stable when lines shift (a step uuid, call id, message id, row),
+    # set by the store that makes it; heal matches findings before and after by it. Not reported.
+    subject: str | None = None
 
     def sort_key(self) -> tuple[Any, ...]:
         return (

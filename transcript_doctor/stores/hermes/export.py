@@ -17,9 +17,10 @@ from typing import Any
 import orjson
 
 from ...conversation import Conversation
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
-from ..base import HealOptions, HealResult, Options, Store
+from ..base import HealOptions, Options, Store
 from .checks import SessionScan, scan_session, session_pass
 from .reader import Row, SessionInfo, row_from_mapping, session_from_mapping
 from .replay import replay_session
@@ -137,12 +138,11 @@ class HermesExportStore(Store):
                             "table": None, "role": e.row.role, "message_id": e.row.id}
         return None
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        result = HealResult(path=self.display, format=self.format)
-        result.warnings.append("Hermes resumes from state.db, not from an export: heal the database instead")
-        result.skipped = [{"code": f.code, "session": f.session, "line": f.line, "reason": "exports are not healed"}
-                          for f in findings]
-        return result
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        return HealPlan(
+            warnings=["Hermes resumes from state.db, not from an export: heal the database instead"],
+            skipped=[{"code": f.code, "session": f.session, "line": f.line, "reason": "exports are not healed"}
+                     for f in findings])
 
 
 def _row(message: dict[str, Any], session_id: str, line: int) -> Row:

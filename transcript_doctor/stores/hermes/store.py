@@ -10,9 +10,10 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from ..options import SqliteOptions
 from . import plan
 from .checks import SessionScan, scan_session, session_pass
@@ -134,16 +135,10 @@ class HermesDbStore(Store):
                             "table": "messages", "role": e.row.role}
         return None
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        from .heal import heal
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        from .heal import plan_heal
 
-        return heal(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        from .heal import restore
-
-        self.close()
-        restore(self.path, backup)
+        return plan_heal(self, findings, options)
 
 
 def _schema(conn: sqlite3.Connection) -> plan.Schema:

@@ -42,6 +42,11 @@ def removable_steps(state: KimiReplay) -> list[Any]:
     return out
 
 
+def step_subject(uuid: Any) -> str:
+    """The `Finding.subject` of a finding about a step: what the heal matches before and after."""
+    return f"step:{uuid}"
+
+
 def step_delete_edits(step: StepRecords) -> tuple[Edit, ...]:
     return tuple(Edit("delete", line=n) for n in step.lines)
 
