@@ -7,7 +7,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
-import orjson
 import typer
 from typer.core import TyperGroup
 from rich.console import Console
@@ -25,6 +24,7 @@ from rich.text import Text
 from . import __version__
 from .config import Settings, load_config, resolve
 from .core import ScanConfig, scan
+from .encode import dumps
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
@@ -104,7 +104,7 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 
 def _emit_json(value: object) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(dumps(value, indent=True) + "\n")
 
 
 @app.command("scan")

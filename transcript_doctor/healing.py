@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-import orjson
 from rich.console import Console
 from rich.text import Text
 
+from .encode import dumps
 from .core import ScanConfig, check_store, iter_inputs
 from .model import Finding, RefusedError, TdocError
 from .stores import HealOptions, HealResult, open_store
@@ -127,7 +127,7 @@ def _failed(display: str, message: str) -> HealResult:
 def render_heal(results: list[HealResult], fmt: str, out: TextIO, err: Console) -> None:
     if fmt == "json":
         doc = {"schema_version": 1, "results": [_result_dict(r) for r in results]}
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(dumps(doc, indent=True) + "\n")
         for r in results:
             if r.extra.get("error"):
                 err.print(Text(f"tdoc: {r.path}: {r.extra['error']}"))
