@@ -136,18 +136,16 @@ def _spool_stdin() -> Path:
     return _STDIN[0]
 
 
-class Unreadable(os.PathLike[str]):
-    """A directory entry the walk could not read: expanded like a file, reported as its error."""
+class Unreadable(type(Path())):  # type: ignore[misc]
+    """A directory the walk could not read: passed on like a file, reported with its `error`."""
 
-    def __init__(self, path: str, error: str) -> None:
-        self.path = path
-        self.error = error
+    error = ""
 
-    def __fspath__(self) -> str:
-        return self.path
-
-    def __str__(self) -> str:
-        return self.path
+    @classmethod
+    def at(cls, path: str, error: str) -> Unreadable:
+        entry = cls(path)
+        entry.error = error
+        return entry
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -158,7 +156,7 @@ def _walk(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=failures.append):
         while failures:
             exc = failures.pop()
-            yield Unreadable(exc.filename or dirpath, f"cannot read the directory: {cause(exc)}")  # type: ignore[misc]
+            yield Unreadable.at(exc.filename or dirpath, f"cannot read the directory: {cause(exc)}")
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
             p = Path(dirpath, name)
@@ -166,7 +164,7 @@ def _walk(root: Path) -> Iterator[Path]:
                 yield p
     while failures:
         exc = failures.pop()
-        yield Unreadable(exc.filename or str(root), f"cannot read the directory: {cause(exc)}")  # type: ignore[misc]
+        yield Unreadable.at(exc.filename or str(root), f"cannot read the directory: {cause(exc)}")
 
 
 def recognised(path: Path, walking: bool = False) -> bool:

@@ -125,6 +125,9 @@ class HermesDbStore(Store):
     def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
         from .heal import heal
 
+        if "id" not in self.schema.message_columns:  # rows cannot be addressed (a renamed or missing column)
+            raise TdocError(f"{self.display}: the messages table has no id column, so tdoc cannot address the rows "
+                            "to heal; this is not a schema Hermes writes")
         return heal(self, findings, options)
 
     def restore(self, backup: Path) -> None:
