@@ -145,13 +145,38 @@ def campaign(n: int, seed: int = 0, timeout: float = 30.0) -> tuple[list[Failure
     return failures, per_group
 
 
+def find_fixture(name: str) -> Fixture:
+    """The fixture a failure line names (`<directory>/<file>`)."""
+    for fx in fixtures():
+        if str(fx.path.relative_to(fx.path.parents[1])) == name:
+            return fx
+    raise SystemExit(f"no fixture {name!r}")
+
+
+def _repro(specs: list[str], timeout: float) -> int:
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="tdoc-fuzz-") as tmp:
+        for spec in specs:
+            name, _, seed = spec.rpartition(":")
+            found = run_one(find_fixture(name), int(seed), Path(tmp), timeout)
+            for failure in found:
+                print(failure)
+            print(f"{spec}: {'ok' if not found else f'{len(found)} failures'}")
+            failed += bool(found)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="number of mutants")
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a mutant counts as a hang")
     parser.add_argument("--show", type=int, default=20, help="failures to print in full")
+    parser.add_argument("--repro", nargs="+", metavar="FIXTURE:SEED",
+                        help="run only these mutants (as printed in a failure, e.g. golden/c01_x.jsonl:52028)")
     args = parser.parse_args(argv)
+    if args.repro:
+        return _repro(args.repro, args.timeout)
     started = time.perf_counter()
     failures, per_group = campaign(args.n, args.seed, args.timeout)
     elapsed = time.perf_counter() - started

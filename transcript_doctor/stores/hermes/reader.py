@@ -224,7 +224,28 @@ def _parse_tool_calls(raw: Any, problems: list[str]) -> list[Any] | None:
     if not isinstance(value, list):
         problems.append("tool_calls is not a JSON list; Hermes reads it as []")
         return []
-    return value
+    return [_checked_call(i, call, problems) for i, call in enumerate(value)]
+
+
+_CALL_IDS = ("id", "call_id", "type")
+
+
+def _checked_call(index: int, call: Any, problems: list[str]) -> Any:
+    """A tool call whose ids are usable (text or integers; later code hashes them), else a copy
+    with the bad ones set to None and a problem (F504) saying so."""
+    if not isinstance(call, dict):
+        return call
+    bad = [k for k in _CALL_IDS if call.get(k) is not None and not values.is_id(call[k])]
+    fn = call.get("function")
+    bad_name = isinstance(fn, dict) and fn.get("name") is not None and not isinstance(fn["name"], str)
+    if not bad and not bad_name:
+        return call
+    fixed = {**call, **{k: None for k in bad}}
+    if bad_name:
+        fixed["function"] = {**fn, "name": None}
+        bad.append("function.name")
+    problems.append(f"tool call {index} has {', '.join(bad)} of a type that is not text; read as null")
+    return fixed
 
 
 _TEXT_FIELDS = ("tool_call_id", "tool_name", "finish_reason", "reasoning", "reasoning_content", "display_kind",
