@@ -23,6 +23,7 @@ __all__ = [
     "StoreKind",
     "detect",
     "expand_paths",
+    "is_candidate_name",
     "kinds",
     "open_store",
     "recognised",
@@ -160,11 +161,16 @@ def _walk(root: Path) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
             p = Path(dirpath, name)
-            if p.suffix.lower() in _CANDIDATE_SUFFIXES and ".tdoc-backup" not in name and recognised(p, walking=True):
+            if is_candidate_name(name) and recognised(p, walking=True):
                 yield p
     while failures:
         exc = failures.pop()
         yield Unreadable.at(exc.filename or str(root), f"cannot read the directory: {cause(exc)}")
+
+
+def is_candidate_name(name: str) -> bool:
+    """Whether a directory walk looks at a file of this name (detection still goes by content)."""
+    return Path(name).suffix.lower() in _CANDIDATE_SUFFIXES and ".tdoc-backup" not in name
 
 
 def recognised(path: Path, walking: bool = False) -> bool:
