@@ -214,3 +214,14 @@ def test_a_file_that_vanishes_before_it_is_opened_is_a_clear_error(tmp_path: Pat
     gone = tmp_path / "wire.jsonl"
     with pytest.raises(TdocError, match=r"wire.jsonl: cannot read: no such file"):
         open_store(gone, str(gone), Options())
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_under_standard_output_is_a_clear_error() -> None:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", "--format", "json", str(JOURNAL)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "standard output: cannot write: no space left on the device" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from enum import Enum
 from pathlib import Path
@@ -387,6 +388,18 @@ def main(argv: list[str] | None = None) -> None:
         code = getattr(exc, "exit_code", 2)
     except BrokenPipeError:
         code = 0
+    except OSError as exc:  # the file system said no where no store caught it (output, temporaries)
+        from .errors import os_failure
+
+        where = exc.filename if exc.filename is not None else "standard output"
+        err.print(Text(f"tdoc: error: {os_failure(where, exc, 'write' if where == 'standard output' else 'use')}"))
+        code = 2
+    except sqlite3.Error as exc:  # an SQLite failure no store mapped to its file
+        from .errors import sqlite_failure
+
+        failure = sqlite_failure("database", exc)
+        err.print(Text(f"tdoc: error: {failure}"))
+        code = failure.exit_code
     except Exception as exc:  # a bug: say what, without the transcript
         err.print(Text(f"tdoc: internal error: {type(exc).__name__}: {str(exc)[:200]}"))
         code = 2
