@@ -27,11 +27,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.mutate import Fixture, fixtures, mutant  # noqa: E402
-from transcript_doctor.core import ScanConfig, scan  # noqa: E402
-from transcript_doctor.model import TdocError  # noqa: E402
-from transcript_doctor.reporters import REPORTERS  # noqa: E402
-from transcript_doctor.stores import HealOptions, Options  # noqa: E402
+from bench.mutate import Fixture, fixtures, mutant
+from transcript_doctor.core import ScanConfig, scan
+from transcript_doctor.model import TdocError
+from transcript_doctor.reporters import REPORTERS
+from transcript_doctor.stores import HealOptions, Options
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,11 @@ def _stdout_text(render: Any, report: Any) -> None:
 
 def drive(path: Path) -> list[tuple[str, str, str]]:
     """Every stage over one store: a list of (kind, stage, detail) for what failed."""
+    from rich.console import Console
+
+    from transcript_doctor.encode import dumps
     from transcript_doctor.healing import heal_paths, render_heal
     from transcript_doctor.replay_view import replay_path
-    from rich.console import Console
-    from transcript_doctor.encode import dumps
 
     failed: list[tuple[str, str, str]] = []
 
@@ -102,7 +103,7 @@ def drive(path: Path) -> list[tuple[str, str, str]]:
     for engine in ("v1", "v2"):
         value = guard("internal", f"replay:{engine}", lambda e=engine: replay_path(str(path), Options(engine=e)))
         if value is not None:
-            guard("reporter", "replay:json", lambda: dumps(value, indent=True).encode("utf-8"))
+            guard("reporter", "replay:json", lambda v=value: dumps(v, indent=True).encode("utf-8"))
     healed = guard(
         "internal", "heal",
         lambda: heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", diff=True)),

@@ -14,9 +14,10 @@ import json
 import random
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -28,7 +29,7 @@ HOSTILE_TOKENS = (
     "18446744073709551616", "9007199254740993", "-0", '"\\ud800"', '"a\\udfffb"', '"\\u0000"',
     '"\\u202e\\u2066"', "[]", "{}", "null", "true", '""', "0.5", '"' + "x" * 5000 + '"',
 )
-TYPE_SWAPS = ({"a": [1, {"b": None}]}, [["x"], {}], "text", 7, -1, 2.5, None, True, "", [])
+TYPE_SWAPS: tuple[Any, ...] = ({"a": [1, {"b": None}]}, [["x"], {}], "text", 7, -1, 2.5, None, True, "", [])
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ conn.execute("ROLLBACK")
 def tdoc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "transcript_doctor", *args], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=cwd)
+                          env=env, timeout=120, cwd=cwd, check=False)
 
 
 def rollback_journal_copy(src: Path, dest: Path) -> Path:
@@ -221,7 +221,7 @@ def test_a_full_disk_under_standard_output_is_a_clear_error() -> None:
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", "--format", "json", str(JOURNAL)],
-                              stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120, check=False)
     assert proc.returncode == 2
     assert "standard output: cannot write: no space left on the device" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
