@@ -225,3 +225,14 @@ def test_a_full_disk_under_standard_output_is_a_clear_error() -> None:
     assert proc.returncode == 2
     assert "standard output: cannot write: no space left on the device" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unreadable_directory_keeps_its_error_on_the_way_to_a_worker_process() -> None:
+    import pickle
+
+    from transcript_doctor.stores import Unreadable
+
+    entry = pickle.loads(pickle.dumps(Unreadable.at("/s/private", "cannot read the directory: permission denied")))
+    assert isinstance(entry, Unreadable) and entry.error.endswith("permission denied")
+    with pytest.raises(TdocError, match=r"^/s/private: cannot read the directory: permission denied$"):
+        open_store(entry, str(entry), Options())

@@ -67,21 +67,23 @@ DECODER = json.JSONDecoder(parse_float=_parse_float, parse_int=_parse_int, parse
 `raw_decode`); the caller checks nesting with `problem` or `depth_exceeds`."""
 
 
-def loads(raw: bytes | str) -> Any:
+def loads(raw: bytes | bytearray | memoryview | str) -> Any:
     """Parse one JSON text as `JSON.parse` does, refusing what later stages cannot use.
 
     orjson first; the stdlib for what `JSON.parse` takes but orjson refuses (lone surrogates).
     Raises `ValueError`: `ValueProblem` for a value outside the rule, `json.JSONDecodeError`
     for text that is not JSON, `UnicodeDecodeError` for bytes that are not UTF-8.
     """
+    if not isinstance(raw, (bytes, str)):
+        raw = bytes(raw)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
             raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-        text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray, memoryview)) else raw
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         try:
-            value = DECODER.decode(text.strip(" \t\r\n") if isinstance(text, str) else text)
+            value = DECODER.decode(text)
         except RecursionError:
             raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels") from None
         _check_depth(value)

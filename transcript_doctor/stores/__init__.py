@@ -148,6 +148,9 @@ class Unreadable(type(Path())):  # type: ignore[misc]
         entry.error = error
         return entry
 
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:  # the error travels to worker processes
+        return (Unreadable.at, (str(self), self.error))
+
 
 def _walk(root: Path) -> Iterator[Path]:
     """Candidate store files under `root`: regular files a store kind recognises, files that
