@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import cause, is_regular, open_regular, os_failure, require_regular
-from ..fixes.sqlite import probe
+from ..fixes.sqlite import SQLITE_MAGIC, probe
 from ..model import TdocError
 from .base import HealOptions, HealResult, Options, Store, StoreKind
 
