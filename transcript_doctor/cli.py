@@ -29,6 +29,7 @@ from .encode import dumps
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
+from .stores.options import KimiOptions, SqliteOptions
 
 err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
@@ -150,7 +151,7 @@ def scan_cmd(
         ignore=settings.ignore,
         fail_on=settings.fail_on,
         input_format=input_format,
-        options=Options(engine=engine.value, deep=deep),
+        options=Options(settings=(KimiOptions(engine.value), SqliteOptions(deep))),
         per_path_ignores=settings.per_path_ignores,
         root=settings.root,
         jobs=jobs or 0,
@@ -246,7 +247,7 @@ def replay_cmd(
     from .replay_view import replay_path, render_human
 
     reject_remote([path], "replay")
-    value = replay_path(path, Options(engine=engine.value, session=session), input_format)
+    value = replay_path(path, Options(session=session, settings=(KimiOptions(engine.value),)), input_format)
     if format is DocFormat.json:
         _emit_json(value)
     else:
