@@ -32,6 +32,7 @@ from transcript_doctor.core import ScanConfig, scan
 from transcript_doctor.model import TdocError
 from transcript_doctor.reporters import REPORTERS
 from transcript_doctor.stores import HealOptions, Options
+from transcript_doctor.stores.options import KimiOptions
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def drive(path: Path) -> list[tuple[str, str, str]]:
         for name, render in REPORTERS.items():
             guard("reporter", f"report:{name}", lambda r=render: _stdout_text(r, report))
     for engine in ("v1", "v2"):
-        value = guard("internal", f"replay:{engine}", lambda e=engine: replay_path(str(path), Options(engine=e)))
+        value = guard("internal", f"replay:{engine}", lambda e=engine: replay_path(str(path), Options(settings=(KimiOptions(e),))))
         if value is not None:
             guard("reporter", "replay:json", lambda v=value: dumps(v, indent=True).encode("utf-8"))
     healed = guard(

@@ -29,6 +29,8 @@ REGRESSIONS = [
     ("hermes/hermes-state-v21.db", 52321, "dry-run heal: messages.id renamed"),
     ("hermes/hermes-state-v21-b.db", 53637, "replay: a damaged b-tree page"),
     ("hermes/hermes-state-v21-b.db", 55569, "scan: a tool call id that is a list"),
+    ("hermes/hermes-state-v30.db", 9678, "scan: an SQLite REAL infinity as the active flag"),
+    ("hermes/hermes-state-v21.db", 15488, "scan: an SQLite REAL infinity as the active flag"),
 ]
 
 

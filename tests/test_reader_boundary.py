@@ -25,6 +25,7 @@ from transcript_doctor.replay_view import replay_path
 from transcript_doctor.reporters import REPORTERS
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions, Options
+from transcript_doctor.stores.options import KimiOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -152,7 +153,7 @@ def run_everything(path: Path) -> None:
         buf.getvalue().encode("utf-8")
     for engine in ("v1", "v2"):
         try:
-            encode.dumps(replay_path(str(path), Options(engine=engine)), indent=True).encode("utf-8")
+            encode.dumps(replay_path(str(path), Options(settings=(KimiOptions(engine),))), indent=True).encode("utf-8")
         except Exception as exc:  # noqa: BLE001
             from transcript_doctor.model import TdocError
 

@@ -203,7 +203,7 @@ def _flag(value: Any, default: bool) -> bool:
         return default
     try:
         return bool(int(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an SQLite REAL infinity
         return default
 
 
