@@ -15,8 +15,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from .encode import dumps
 from .core import ScanConfig, check_store, iter_inputs
+from .encode import dumps
 from .model import Finding, RefusedError, TdocError
 from .stores import HealOptions, HealResult, open_store
 from .text import terminal_safe

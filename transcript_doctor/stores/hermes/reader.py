@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import values
-from ...fixes.sqlite import columns, decode_text, open_readonly, quote_ident, tables
 from ...errors import sqlite_failure
+from ...fixes.sqlite import columns, decode_text, open_readonly, quote_ident, tables
 from .content import decode_content
 
 KNOWN_SCHEMA_VERSION = 30

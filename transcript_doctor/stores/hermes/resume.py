@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-
 from ... import values
 from ...encode import dumps
 from ...model import Loc, Message, Part, ToolCall

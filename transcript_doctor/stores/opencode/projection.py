@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from ...encode import dumps
 from ...model import Loc, Message, Part, ToolCall
 from .reader import OcMessage, OcPart

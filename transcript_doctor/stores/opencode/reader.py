@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
 from ... import values
 from ...errors import sqlite_failure
+from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
 from ...model import Loc, TdocError
 
 MESSAGE_TABLE = "message"
