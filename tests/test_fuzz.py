@@ -31,6 +31,10 @@ REGRESSIONS = [
     ("hermes/hermes-state-v21-b.db", 55569, "scan: a tool call id that is a list"),
     ("hermes/hermes-state-v30.db", 9678, "scan: an SQLite REAL infinity as the active flag"),
     ("hermes/hermes-state-v21.db", 15488, "scan: an SQLite REAL infinity as the active flag"),
+    ("golden/c10_pending_then_message.jsonl", 300082, "detection: an object as `type` (the Claude Code sniff)"),
+    ("real/entirecli-7b11e1056673-0.jsonl", 300602, "Claude Code replay: a list as tool_use_id"),
+    ("heal/heal-011.jsonl", 13029, "kimi heal: a lone surrogate in a legacy compaction line"),
+    ("heal/heal-142.jsonl", 19098, "kimi heal: a count beyond 64 bits"),
 ]
 
 
@@ -43,7 +47,7 @@ def test_a_short_seeded_run_over_every_store_kind() -> None:
     failures, per_group = campaign(300, seed=0, timeout=120)
     assert failures == [], "\n".join(map(str, failures[:20]))
     kinds = {group.split("/")[0] for group in per_group}
-    assert {"eve", "golden", "heal", "hermes", "opencode"} <= kinds
+    assert {"eve", "golden", "heal", "hermes", "opencode", "real"} <= kinds
     assert min(per_group.values()) >= 300 // len(per_group)
 
 
