@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
-import orjson
 import typer
 from typer.core import TyperGroup
 from rich.console import Console
@@ -25,6 +25,7 @@ from rich.text import Text
 from . import __version__
 from .config import Settings, load_config, resolve
 from .core import ScanConfig, scan
+from .encode import dumps
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
@@ -105,7 +106,7 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 
 def _emit_json(value: object) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(dumps(value, indent=True) + "\n")
 
 
 @app.command("scan")
@@ -412,6 +413,18 @@ def main(argv: list[str] | None = None) -> None:
         code = getattr(exc, "exit_code", 2)
     except BrokenPipeError:
         code = 0
+    except OSError as exc:  # the file system said no where no store caught it (output, temporaries)
+        from .errors import os_failure
+
+        where = exc.filename if exc.filename is not None else "standard output"
+        err.print(Text(f"tdoc: error: {os_failure(where, exc, 'write' if where == 'standard output' else 'use')}"))
+        code = 2
+    except sqlite3.Error as exc:  # an SQLite failure no store mapped to its file
+        from .errors import sqlite_failure
+
+        failure = sqlite_failure("database", exc)
+        err.print(Text(f"tdoc: error: {failure}"))
+        code = failure.exit_code
     except Exception as exc:  # a bug: say what, without the transcript
         err.print(Text(f"tdoc: internal error: {type(exc).__name__}: {str(exc)[:200]}"))
         code = 2

@@ -196,6 +196,7 @@ class FileResult:
     records: int = 0
     error: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    refused: bool = False  # the error is a refusal (store locked/changed): exit 3, not 2
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from ..model import TdocError
+from ..errors import require_regular, sqlite_failure
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -23,22 +23,53 @@ def _uri(path: Path, **params: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection that never writes to the database or its directory."""
-    if not path.is_file():
-        raise TdocError(f"{path}: no such file")
+def decode_text(raw: bytes) -> str:
+    """SQLite TEXT as str without ever raising: lone surrogates and bad bytes survive (F507 sees them)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            return raw.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return raw.decode("utf-8", "surrogateescape")
+
+
+def open_readonly(path: Path, display: str | None = None) -> sqlite3.Connection:
+    """A read-only connection that never writes to the database or its directory, never waits.
+
+    * `mode=ro`, plus `immutable=1` when no writer can be live (a WAL-mode file with no `-wal`
+      beside it) or the directory is not writable (SQLite could not create `-wal`/`-shm`).
+    * No busy timeout: a database another process holds locked is refused at once (exit 3).
+    * TEXT (schema included) decodes without raising, whatever bytes it holds.
+    * Every failure is a `TdocError` naming the file and the cause (`errors.sqlite_failure`).
+    """
+    shown = display or str(path)
+    require_regular(path, shown)
     params = {"mode": "ro"}
     if not Path(f"{path}-wal").exists() and (_is_wal_mode(path) or not _dir_writable(path.parent)):
-        # Without a live writer there is nothing to coordinate with, and a read-only WAL open
-        # would otherwise create -wal/-shm files beside the database.
         params["immutable"] = "1"
+    conn: sqlite3.Connection | None = None
     try:
-        conn = sqlite3.connect(_uri(path, **params), uri=True, timeout=5.0)
+        conn = sqlite3.connect(_uri(path, **params), uri=True, timeout=0)
+        conn.text_factory = decode_text
         conn.execute("PRAGMA query_only=ON")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TdocError(f"{path}: not a readable SQLite database ({exc})") from None
+    except (sqlite3.Error, UnicodeError) as exc:
+        if conn is not None:
+            conn.close()
+        raise sqlite_failure(shown, exc, "opened") from None
     return conn
+
+
+def probe(path: Path, display: str | None = None) -> set[str]:
+    """The tables of the database at `path`; raises the `TdocError` that says why it cannot be read."""
+    conn = open_readonly(path, display)
+    try:
+        return tables(conn)
+    except (sqlite3.Error, UnicodeError) as exc:
+        raise sqlite_failure(display or str(path), exc) from None
+    finally:
+        conn.close()
 
 
 def _is_wal_mode(path: Path) -> bool:

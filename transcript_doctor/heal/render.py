@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-import orjson
 from rich.console import Console
 from rich.text import Text
 
+from ..encode import dumps
 from ..stores import HealResult
 from ..text import terminal_safe
 
@@ -20,7 +20,7 @@ from ..text import terminal_safe
 def render_heal(results: list[HealResult], fmt: str, out: TextIO, err: Console, *, diff: bool = False) -> None:
     if fmt == "json":
         doc = {"schema_version": 1, "results": [_result_dict(r) for r in results]}
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(dumps(doc, indent=True) + "\n")  # safe for any value a reader let through
         for r in results:
             if r.extra.get("error"):
                 err.print(Text(f"tdoc: {r.path}: {r.extra['error']}"))

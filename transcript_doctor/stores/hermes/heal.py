@@ -102,7 +102,7 @@ def session_fingerprint(conn: sqlite3.Connection, sessions: list[str]) -> str:
     wanted = [c for c in ("id", "active", "role", "content", "api_content", "tool_calls", "tool_call_id") if c in cols]
     select = ", ".join(quote_ident(c) for c in wanted)
     for sid in sessions:
-        digest.update(orjson.dumps(sid))
+        digest.update(repr(sid).encode("utf-8", "backslashreplace"))  # ids may hold undecodable bytes
         for values in conn.execute(f"SELECT {select} FROM messages WHERE session_id = ? ORDER BY id", (sid,)):
             digest.update(repr(values).encode("utf-8", "backslashreplace"))
     return digest.hexdigest()

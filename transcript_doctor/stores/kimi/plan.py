@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ...model import Edit
+from ...model import Edit, RefusedError
 from .replay import KimiReplay, LegacyCompaction
 from .steps import StepRecords
 
@@ -115,6 +115,8 @@ def read_line(state: KimiReplay, offset: int) -> bytes:
     with open(state.path, "rb") as fh:
         fh.seek(offset)
         line = fh.readline()
+    if not line.strip():  # the journal shrank or was replaced since it was read
+        raise RefusedError(f"{state.path}: changed while tdoc was working on it (no record at byte {offset} any more)")
     return line.rstrip(b"\n").rstrip(b"\r")
 
 

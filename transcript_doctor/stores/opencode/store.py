@@ -55,7 +55,7 @@ class OpencodeDbStore(Store):
 
     def __init__(self, path: Path, display: str, options: Options) -> None:
         super().__init__(path, display)
-        self.conn = open_db(path)
+        self.conn = open_db(path, display)
         try:
             self.reader = DbReader(self.conn, display)
             self.rows = self.reader.sessions()
