@@ -317,11 +317,11 @@ def schema_cmd(
     name: Annotated[str, typer.Argument(help="report, finding, replay or heal.")] = "report",
 ) -> None:
     """Print the JSON Schema of a machine output."""
-    from .schema import OUTPUT_SCHEMAS, load
+    from .schema import OUTPUT_SCHEMAS, bundled
 
     if name not in OUTPUT_SCHEMAS:
         raise TdocError(f"unknown schema {name!r}; choose one of {', '.join(OUTPUT_SCHEMAS)}")
-    _emit_json(load(name))
+    _emit_json(bundled(name))
 
 
 def _version_callback(value: bool) -> None:
