@@ -26,6 +26,15 @@ MESSAGE_CHARS = 2000  # how much of the unwrapped message the report repeats
 MAX_LISTED_FINDINGS = 10
 
 
+def rules_lines() -> str:
+    """The catalogue as aligned plain lines: whole names and summaries, whatever the terminal width."""
+    from .reporters.plain_table import plain_table
+
+    rows = [[r.code, r.name, r.severity, ", ".join(r.systems), r.fix, r.summary]
+            for r in sorted(RULES.values(), key=lambda r: r.code)]  # fmt: skip
+    return plain_table(["code", "name", "severity", "systems", "fix", "summary"], rows)
+
+
 def rules_table() -> Table:
     table = Table(title="tdoc rules", show_lines=False)
     for col in ("code", "name", "severity", "systems", "fix", "summary"):
@@ -121,8 +130,9 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict
     from .core import ScanConfig, check_store
     from .stores import Options, Store, open_store
 
-    store = open_store(Path(path), path, Options(session=session))
+    store = open_store(_store_path(path), path, Options(session=session))
     try:
+        _check_session(store, path, session)
         supported = type(store).locate is not Store.locate
         record = _locate(store, match, session) if supported else None
         codes = [match.pattern.rule, *match.pattern.related]
@@ -136,6 +146,40 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict
     else:
         mapping = "mapped" if record else "no-message-at-index"
     return {"mapping": mapping, "record": record, "findings": [f.as_dict() for f in _nearest_first(findings, record)]}
+
+
+def _store_path(path: str) -> Path:
+    if path == "-":
+        from .stores import expand_paths
+
+        return next(iter(expand_paths(["-"])))[0]
+    return Path(path)
+
+
+def _check_session(store: Any, path: str, session: str | None) -> None:
+    """A request index means nothing without its session: ask for one when the store holds several,
+    and refuse an id the store does not have."""
+    ids = _session_ids(store) if store.session_count > 1 or session is not None else []
+    if session is not None and session not in ids:
+        raise TdocError(f"{path}: no session {session!r}; sessions: {_listed(ids) or 'none with an id'}")
+    if session is None and store.session_count > 1:
+        raise TdocError(f"{path} holds {store.session_count} sessions; say which one the error came from with "
+                        f"--session ID ({_listed(ids) or 'see `tdoc sessions`'})")  # fmt: skip
+
+
+def _session_ids(store: Any) -> list[str]:
+    from .stores import Options
+
+    ids = list(store.session_activity())
+    if not ids:  # a store of one session, or one without an activity index: its replay names them
+        value = store.replay(Options(full_replay=True))
+        ids = [o["session"] for o in (value if isinstance(value, list) else [value])
+               if isinstance(o, dict) and isinstance(o.get("session"), str)]  # fmt: skip
+    return sorted(ids)
+
+
+def _listed(ids: list[str], limit: int = 20) -> str:
+    return ", ".join(ids[:limit]) + (f", … ({len(ids) - limit} more)" if len(ids) > limit else "")
 
 
 def _locate(store: Any, match: RejectionMatch, session: str | None) -> dict[str, Any] | None:

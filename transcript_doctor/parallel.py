@@ -87,7 +87,7 @@ def workers_for(inputs: Sequence[Input], jobs: int | None, sizes: Sequence[int])
     if len(inputs) < 2 or not _main_importable():
         return 1
     if jobs:
-        return min(jobs, len(inputs))
+        return min(jobs, len(inputs), cpu_count())  # more workers than CPUs only add start-up cost
     if len(inputs) < AUTO_MIN_FILES and sum(sizes) < AUTO_MIN_BYTES:
         return 1
     return min(cpu_count(), len(inputs))

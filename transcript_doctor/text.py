@@ -12,7 +12,8 @@ JS_WHITESPACE = (
 EXCERPT_CHARS = 200
 
 # C0/C1 controls (except tab/newline), DEL, and bidi/format characters that can reorder or hide text.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# Also the Arabic letter mark, line/paragraph separators (a log viewer may break lines there) and BOM.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
 def js_trim(s: str) -> str:

@@ -119,6 +119,14 @@ class Store(ABC):
         """
         return None
 
+    def session_activity(self) -> dict[str, tuple[float | None, int]]:
+        """Session id -> (last activity in Unix seconds or None, records) for `tdoc sessions`.
+
+        Stores that hold many sessions (databases) override this; a store of one session returns
+        {} and is described by its file's time and size.
+        """
+        return {}
+
     def restore(self, backup: Path) -> None:
         """Put the backup made by `heal` back in place (after a failed re-verification)."""
         from ..model import TdocError

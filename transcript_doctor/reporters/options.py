@@ -1,0 +1,29 @@
+"""What a reporter may be told besides the report: colour and verbosity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+@dataclass
+class RenderOptions:
+    color: str = "auto"  # auto: when the stream is a terminal and NO_COLOR is unset
+    quiet: bool = False  # human: the findings only, no summary
+    scan_config: Any = None  # html: the ScanConfig of the scan (engine, selection) to rebuild requests with
+
+
+def console_for(out: TextIO, color: str = "auto"):  # type: ignore[no-untyped-def]
+    """A rich Console on `out` that never interprets markup, coloured as `color` says."""
+    from rich.console import Console
+
+    if color not in COLOR_CHOICES:
+        raise ValueError(f"color must be one of {COLOR_CHOICES}, not {color!r}")
+    kwargs: dict[str, object] = {}
+    if color == "always":
+        kwargs = {"force_terminal": True, "color_system": "standard"}
+    elif color == "never":
+        kwargs = {"no_color": True, "color_system": None}
+    return Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True, **kwargs)
