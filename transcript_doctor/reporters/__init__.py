@@ -14,21 +14,31 @@ from ..core import Report
 from . import github, human, json_report, ndjson, sarif
 from .options import RenderOptions
 
-Reporter = Callable[[Report, TextIO, RenderOptions], None]
+Reporter = Callable[..., None]  # (report, out, options: RenderOptions | None = None)
+
+
+def _machine(render: Callable[[Report, TextIO], None]) -> Reporter:
+    """A format that has no options (json, ndjson, sarif, github)."""
+
+    def reporter(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
+        render(report, out)
+
+    return reporter
+
+
+def _html(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
+    from . import html  # the page machinery loads only when a page is asked for
+
+    html.render(report, out, options, options.scan_config if options else None)
+
 
 REPORTERS: dict[str, Reporter] = {
     "human": human.render,
-    "json": lambda report, out, _options: json_report.render(report, out),
-    "ndjson": lambda report, out, _options: ndjson.render(report, out),
-    "sarif": lambda report, out, _options: sarif.render(report, out),
-    "github": lambda report, out, _options: github.render(report, out),
-    "html": lambda report, out, options: _html(report, out, options),
+    "json": _machine(json_report.render),
+    "ndjson": _machine(ndjson.render),
+    "sarif": _machine(sarif.render),
+    "github": _machine(github.render),
+    "html": _html,
 }
-
-
-def _html(report: Report, out: TextIO, options: RenderOptions) -> None:
-    from . import html  # the page machinery loads only when a page is asked for
-
-    html.render(report, out, options, options.scan_config)
 
 __all__ = ["REPORTERS", "RenderOptions", "Reporter"]

@@ -57,9 +57,10 @@ def _file_error(fr: FileResult, base: Path) -> str:
 
 
 def _data(value: str) -> str:
-    """Inert in an Actions log: control, bidi and OSC characters escaped as in the human report
-    (`terminal_safe`), then the runner's own escapes, so no text can start a workflow command."""
-    return terminal_safe(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Inert in an Actions log: the runner's own escapes (`%`, CR, LF), then control, bidi and OSC
+    characters escaped as in the human report (`terminal_safe`), so no text can start a workflow
+    command, colour the log, hide or reorder text, or add a link."""
+    return terminal_safe(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _prop(value: str) -> str:
