@@ -486,8 +486,6 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as exc:
         code = exc.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        _quiet_interrupt()
-        err.print(Text("tdoc: interrupted"))
         code = EXIT_INTERRUPTED
     except typer.TyperException as exc:  # usage errors (typer's own click)
         show = getattr(exc, "show", None)
@@ -502,6 +500,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: say what, without the transcript
         err.print(Text(f"tdoc: internal error: {type(exc).__name__}: {str(exc)[:200]}"))
         code = 2
+    if code == EXIT_INTERRUPTED:  # ours, or typer's own handling of Ctrl-C (it returns 130)
+        _quiet_interrupt()
+        err.print(Text("tdoc: interrupted"))
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -99,8 +99,14 @@ def _requests(store: Store, options: Options) -> list[tuple[str | None, str, lis
             if options.session not in (None, s.id):
                 continue
             projection = projected(s.replay, "v1", prefix=True)
+            messages = []
+            if projection is not None:
+                history = s.replay.v1.history
+                for message, sources in zip(projection.messages, projection.sources):
+                    origin = history[sources[0]].get("origin") if sources else None  # compaction summary?
+                    messages.append({**message, "origin": origin})
             out.append((s.id, "the request a pre-fix kimi-code build (v1 engine) sends; positions are the "
-                        "ones a provider error names", projection.messages if projection else []))  # fmt: skip
+                        "ones a provider error names", messages))  # fmt: skip
         return out
     value = store.replay(options)
     objects = value if isinstance(value, list) else [value]

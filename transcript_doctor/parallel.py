@@ -290,9 +290,9 @@ def _init_worker() -> None:
 
 
 def _abandon(pool: ProcessPoolExecutor, futures: list[Future[list[FileResult]]]) -> None:
-    """Interrupted: drop queued work and stop the workers now rather than after their chunk."""
-    for future in futures:
-        future.cancel()
+    """Interrupted: stop the workers now rather than after their chunk. The futures are left to the
+    pool, which fails them as broken; cancelling them first makes its manager thread raise
+    InvalidStateError when it then marks them failed (a traceback on Ctrl-C)."""
     processes: dict[int, multiprocessing.Process] = getattr(pool, "_processes", None) or {}
     for process in list(processes.values()):
         process.terminate()

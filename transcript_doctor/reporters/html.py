@@ -94,7 +94,8 @@ def _message(m: PageMessage) -> str:
     pre = f"<div class='boundary'>{esc(m.boundary)}</div>" if m.boundary else ""
     header = (f"<header><span class='role'>{esc(m.role)}</span><span>request position {m.position}</span>"
               f"<span>{esc(m.source or 'source not located')}</span></header>")  # fmt: skip
-    body = "".join(f"<pre class='{kind}'>{esc(excerpt(text, PART_CHARS))}</pre>" for kind, text in m.parts)
+    body = "".join(f"<pre class='{kind}'>{esc(excerpt(text, PART_CHARS)) if text else f'(empty {kind})'}</pre>"
+                   for kind, text in m.parts)  # fmt: skip
     if not m.parts:
         body = "<pre class='other'>(no content)</pre>"
     findings = "".join(_finding(f) for f in m.findings)
@@ -103,11 +104,19 @@ def _message(m: PageMessage) -> str:
 
 
 def _finding(f: Finding) -> str:
-    where = f"line {f.line}" if f.line is not None else f"{f.table or 'row'} row {f.row}" if f.row is not None else ""
+    where = _where(f)
     fix = f"fix ({f.fix.applicability}): {f.fix.summary}" if f.fix else "no automatic fix"
     return (f"<div class='finding {esc(f.severity)}' data-rule='{esc(f.code)}'><span class='sev'>{esc(f.severity)}"
             f"</span> <b>{esc(f.code)} {esc(f.name)}</b> <span class='note'>{esc(where)}</span><br>{esc(f.message)}"
             f"<br><i>{esc(fix)}</i></div>")  # fmt: skip
+
+
+def _where(f: Finding) -> str:
+    if f.line is not None:
+        return f"lines {f.line}-{f.end_line}" if f.end_line and f.end_line != f.line else f"line {f.line}"
+    if f.row is not None:
+        return f"{f.table or 'row'} row {f.row}" + (f", session {f.session}" if f.session else "")
+    return f"session {f.session}" if f.session else ""
 
 
 def _heal(s: StorePage) -> str:
