@@ -137,6 +137,8 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict
         record = _locate(store, match, session) if supported else None
         codes = [match.pattern.rule, *match.pattern.related]
         findings = check_store(store, ScanConfig(select=codes), set(codes))
+        if session is not None:  # the error came from that session: the others' findings are noise
+            findings = [f for f in findings if f.session in (None, session)]
     finally:
         store.close()
     if match.position is None:
