@@ -242,8 +242,19 @@ def scan_cmd(
         bool,
         typer.Option("--skip-unrecognised", help="Leave out named files that are not session stores (pre-commit)."),
     ] = False,
+    cluster: Annotated[
+        Optional[str],
+        typer.Option("--cluster", metavar="ADDRESS",
+                     help="Scan on a Dask cluster: tcp://host:8786, or local[:N] for N local workers "
+                          "(needs the fleet extra)."),
+    ] = None,
+    storage_option: Annotated[
+        Optional[list[str]],
+        typer.Option("--storage-option", metavar="KEY=VALUE",
+                     help="fsspec storage option for s3://, gs://, ... URLs (endpoint_url=..., key=..., secret=...)."),
+    ] = None,
 ) -> None:
-    """Report what is poisoned in session stores."""
+    """Report what is poisoned in session stores (local paths, globs, or s3:// and other fsspec URLs)."""
     fmt = ScanFormat(format).value
     if statistics and fmt not in ("human", "json"):
         raise TdocError("--statistics prints a table (--format human) or a list (--format json)")
@@ -265,7 +276,7 @@ def scan_cmd(
         jobs=jobs or 0,
         skip_unrecognised=skip_unrecognised,
     )
-    report = _scan_reporting_usage(targets, config, fmt, output, quiet)
+    report = _scan_reporting_usage(targets, config, fmt, output, quiet, cluster, storage_option)
     _deliver(_report_writer(report, fmt, statistics, RenderOptions(color.value, quiet, config)), output)
     from .reporters.step_summary import append_summary
 
@@ -278,22 +289,42 @@ def scan_cmd(
     raise typer.Exit(0 if exit_zero and code == 1 else code)
 
 
-def _scan_reporting_usage(targets: list[str], config: ScanConfig, fmt: str, output: Path | None, quiet: bool) -> Report:
+def _scan_reporting_usage(targets: list[str], config: ScanConfig, fmt: str, output: Path | None, quiet: bool,
+                          cluster: str | None = None, storage_option: list[str] | None = None) -> Report:
     """Scan; with --format sarif a usage error (a bad selector, no input) still writes a valid SARIF
     log with the error as a notification, so an upload step reports the cause."""
-    progress = None
-    if err.is_terminal and not quiet:
-        from .progress_bar import ProgressBar
-
-        progress = ProgressBar(err)
     try:
-        return scan(targets, config, progress=progress)
+        return _run_scan(targets, config, cluster, storage_option, None if quiet else _progress())
     except TdocError as exc:
         if fmt == "sarif":
             from .reporters.sarif import failed_run
 
             _deliver(lambda out: failed_run(str(exc), out), output)
         raise
+
+
+def _progress() -> Any:
+    if not err.is_terminal:
+        return None
+    from .progress_bar import ProgressBar
+
+    return ProgressBar(err)
+
+
+def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage_option: list[str] | None,
+              progress: Any) -> Report:  # fmt: skip
+    """A local scan, or a fleet scan when a cluster or a storage URL is named."""
+    from .fleet.uris import is_url
+
+    if cluster is None and not storage_option and not any(is_url(p) for p in paths):
+        return scan(paths, config, progress=progress)
+    from .fleet import fleet_scan, parse_storage_options
+
+    def dashboard(link: str) -> None:
+        err.print(Text(f"tdoc: Dask dashboard: {link}"))
+
+    return fleet_scan(paths, config, cluster=cluster, storage_options=parse_storage_options(storage_option),
+                      progress=progress, on_dashboard=dashboard)
 
 
 def _report_writer(report: Report, fmt: str, statistics: bool, options: RenderOptions) -> Callable[[TextIO], None]:
@@ -348,8 +379,10 @@ def replay_cmd(
     input_format: InputFormatOpt = None,
 ) -> None:
     """Print the history the runtime would rebuild from a store (html: the request as a page)."""
+    from .fleet import reject_remote
     from .replay_view import replay_html, replay_path, render_human
 
+    reject_remote([path], "replay")
     options = Options(engine=engine.value, session=session)
     if format is PageFormat.html:
         _deliver(lambda out: replay_html(path, options, input_format, out))
@@ -383,9 +416,11 @@ def heal_cmd(
     no_config: NoConfigOpt = False,
 ) -> None:
     """Apply the fixes of the findings: a dry run unless --in-place or --output."""
+    from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions
 
+    reject_remote(paths, "heal")
     if in_place and output:
         raise TdocError("--in-place and --output exclude each other")
     settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),
