@@ -45,7 +45,8 @@ def _outputs(tmp_path: Path) -> dict[str, object]:
     report = json.loads(runner.invoke(app, ["scan", str(seed), "-f", "json"]).stdout)
     heal = json.loads(runner.invoke(app, ["heal", str(seed), "-f", "json"]).stdout)
     replay = json.loads(runner.invoke(app, ["replay", str(seed)]).stdout)
-    return {"report": report, "finding": report["findings"][0], "heal": heal, "replay": replay}
+    sessions = json.loads(runner.invoke(app, ["sessions", str(seed), "-f", "json"]).stdout)
+    return {"report": report, "finding": report["findings"][0], "heal": heal, "replay": replay, "sessions": sessions}
 
 
 def test_plain_jsonschema_validate_accepts_real_outputs_and_rejects_broken_ones(tmp_path: Path) -> None:

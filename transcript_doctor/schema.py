@@ -18,7 +18,7 @@ import orjson
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-OUTPUT_SCHEMAS = ("report", "finding", "replay", "heal")
+OUTPUT_SCHEMAS = ("report", "finding", "replay", "heal", "sessions")
 URN_PREFIX = "urn:tdoc:schema:"
 
 
