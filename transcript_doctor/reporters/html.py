@@ -64,7 +64,7 @@ def page(stores: list[StorePage], title: str) -> str:
 def _store(s: StorePage) -> str:
     parts = [f"<section class='store'><h2>{esc(s.path)} <span class='note'>({esc(s.format or 'unknown')})</span></h2>"]
     if s.error:
-        parts.append(f"<p class='error'>could not read: {esc(s.error)}</p></section>")
+        parts.append(f"<p class='read-error'>could not read: {esc(s.error)}</p></section>")
         return "\n".join(parts)
     for session in s.sessions:
         parts.append(_session(session))
@@ -111,6 +111,12 @@ def _finding(f: Finding) -> str:
             f"<br><i>{esc(fix)}</i></div>")  # fmt: skip
 
 
+def _diff_class(line: str) -> str:
+    if line.startswith(("---", "+++")):
+        return "file"
+    return {"@": "hunk", "-": "del", "+": "add"}.get(line[:1], "")
+
+
 def _where(f: Finding) -> str:
     if f.line is not None:
         return f"lines {f.line}-{f.end_line}" if f.end_line and f.end_line != f.line else f"line {f.line}"
@@ -124,7 +130,7 @@ def _heal(s: StorePage) -> str:
         return f"<h3>Heal</h3><p class='note'>{esc(s.heal_note or '')}</p>"
     rows = []
     for line in s.heal_diff.splitlines():
-        kind = "hunk" if line.startswith("@@") else "del" if line.startswith("-") else "add" if line.startswith("+") else ""
+        kind = _diff_class(line)
         rows.append(f"<span class='{kind}'>{esc(excerpt(line, PART_CHARS))}</span>")
     return ("<h3>Heal: what <code>tdoc heal --in-place</code> would change (safe fixes; − before, + after)</h3>"
             f"<pre class='diff'>{chr(10).join(rows)}</pre>")  # fmt: skip
