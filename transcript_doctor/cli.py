@@ -278,9 +278,10 @@ def scan_cmd(
     )
     report = _scan_reporting_usage(targets, config, fmt, output, quiet, cluster, storage_option)
     _deliver(_report_writer(report, fmt, statistics, RenderOptions(color.value, quiet, config)), output)
-    from .reporters.step_summary import append_summary
+    if fmt in ("human", "github"):  # the formats a person reads in the job log
+        from .reporters.step_summary import append_summary
 
-    append_summary(report)
+        append_summary(report)
     for fr in report.files:
         if fr.error and fmt != "human":
             where = "" if fr.error.startswith(fr.path) else f"{fr.path}: "
