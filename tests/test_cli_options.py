@@ -141,6 +141,8 @@ def test_step_summary_cells_cannot_break_the_table(tmp_path: Path) -> None:
     assert escaped.count("|") == escaped.count("\\|")
 
 
-def test_no_summary_without_the_variable(seed: Path, tmp_path: Path) -> None:
-    proc = tdoc("scan", str(seed), "-f", "json")
-    assert proc.returncode == 1 and not list(tmp_path.glob("*.md"))
+@pytest.mark.parametrize("fmt", ["json", "sarif", "ndjson"])
+def test_machine_formats_leave_the_step_summary_alone(seed: Path, tmp_path: Path, fmt: str) -> None:
+    summary = tmp_path / "summary.md"
+    proc = tdoc("scan", str(seed), "-f", fmt, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 1 and not summary.exists()
