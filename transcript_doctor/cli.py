@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -10,66 +9,23 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, TextIO
 
 import typer
-from rich.console import Console
 from rich.text import Text
-from typer.core import TyperGroup
 
 from . import __version__
+from .cli_help import Group, err
+from .cli_output import deliver, json_text, silence_stdout
 from .config import Settings, load_config, resolve
 from .core import Report, ScanConfig, scan
 from .model import TdocError
 from .reporters import REPORTERS, RenderOptions
 from .stores import Options
 
-err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
-
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
-METAVARS = {"select": "CODES", "ignore": "CODES", "session": "ID", "input_format": "FORMAT", "backup_dir": "DIR",
-            "output": "FILE", "config_file": "FILE", "jobs": "N", "error": "TEXT", "paths": "PATH",
-            "path": "PATH", "rule": "CODE|NAME", "name": "NAME"}  # fmt: skip
-
-
-class _Group(TyperGroup):
-    """Turns TdocError into one line on stderr and its exit code, under CliRunner too; gives every
-    parameter a readable placeholder in the help (PATH..., CODES, N) instead of a Python type."""
-
-    def invoke(self, ctx: Any) -> object:
-        try:
-            return super().invoke(ctx)
-        except TdocError as exc:
-            err.print(Text(f"tdoc: error: {exc}"))
-            raise typer.Exit(exc.exit_code) from None
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            _readable_help(command)
-        return command
-
-
-def _readable_help(command: Any) -> None:
-    """Placeholders such as PATH, CODES and N in place of typer's `<list[str]>`; the known format ids
-    in --input-format's help (read from the store registry when help is shown, so never stale)."""
-    for param in command.params:
-        descriptor = getattr(param, "type_descriptor", None)
-        if param.metavar is None and not getattr(param, "is_flag", False) \
-                and not getattr(descriptor, "is_choice", False):  # fmt: skip
-            param.metavar = METAVARS.get(param.name or "", "TEXT")
-        if param.param_type_name == "argument":
-            param.display_type_rich = lambda ctx: None  # the placeholder says it all
-        if param.name == "input_format" and "Known:" not in (param.help or ""):
-            param.help = f"{param.help} Known: {', '.join(_format_ids())}."
-
-
-def _format_ids() -> list[str]:
-    from .stores import kinds
-
-    return list(kinds())
 
 
 app = typer.Typer(
     name="tdoc",
-    cls=_Group,
+    cls=Group,
     help="tdoc, the transcript doctor: find and heal poisoned AI-agent session histories.\n\n"
     "Exit codes: 0 clean (or healed), 1 findings at or above --fail-on remain (dry-run heal: "
     "something to fix), 2 usage/unreadable input/internal error, 3 refused (store in use or "
@@ -144,50 +100,6 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def _deliver(write: Callable[[TextIO], None], output: Path | None = None) -> None:
-    """Write the command's data to stdout, or atomically to `output`. A reader that went away
-    (`| head`) is not an error: the rest is dropped quietly and the exit code stays the command's."""
-    if output is not None:
-        _write_file(output, write)
-        return
-    try:
-        write(sys.stdout)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-
-
-def _write_file(output: Path, write: Callable[[TextIO], None]) -> None:
-    import tempfile
-
-    directory = output.resolve().parent
-    if not directory.is_dir():
-        raise TdocError(f"--output {output}: directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, output)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise TdocError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _silence_stdout() -> None:
-    """After EPIPE: point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # not a real file descriptor (CliRunner)
-        pass
-
-
 def _settings(config_file: Path | None, no_config: bool, **flags: object) -> Settings:
     """Flags over the configuration file over defaults."""
     file = load_config(config_file, discover=not no_config)
@@ -219,7 +131,7 @@ def scan_cmd(
         typer.Argument(help="Files, directories (searched), globs or - (stdin). Without a path: every agent's "
                        "default location (see `tdoc sessions --help`)."),  # fmt: skip
     ] = None,
-    format: Annotated[ScanFormat, typer.Option("--format", "-f", help="Output format.")] = "human",
+    format: Annotated[ScanFormat, typer.Option("--format", "-f", help="Output format.")] = "human",  # type: ignore[assignment]
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the output to this file.")] = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
@@ -277,7 +189,7 @@ def scan_cmd(
         skip_unrecognised=skip_unrecognised,
     )
     report = _scan_reporting_usage(targets, config, fmt, output, quiet, cluster, storage_option)
-    _deliver(_report_writer(report, fmt, statistics, RenderOptions(color.value, quiet, config)), output)
+    deliver(_report_writer(report, fmt, statistics, RenderOptions(color.value, quiet, config)), output)
     if fmt in ("human", "github"):  # the formats a person reads in the job log
         from .reporters.step_summary import append_summary
 
@@ -300,7 +212,8 @@ def _scan_reporting_usage(targets: list[str], config: ScanConfig, fmt: str, outp
         if fmt == "sarif":
             from .reporters.sarif import failed_run
 
-            _deliver(lambda out: failed_run(str(exc), out), output)
+            message = str(exc)
+            deliver(lambda out: failed_run(message, out), output)
         raise
 
 
@@ -328,7 +241,7 @@ def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage
                       progress=progress, on_dashboard=dashboard)
 
 
-def _report_writer(report: Report, fmt: str, statistics: bool, options: RenderOptions) -> Callable[[TextIO], None]:
+def _report_writer(report: Report, fmt: str, statistics: bool, options: RenderOptions) -> Callable[[TextIO], object]:
     if statistics:
         from .reporters import statistics as stats
 
@@ -358,16 +271,10 @@ def sessions_cmd(
         targets = []
     rows = list_sessions(targets, ScanConfig(jobs=jobs or 0)) if targets else []
     if format is DocFormat.json:
-        _deliver(lambda out: out.write(_json_text({"schema_version": 1, "sessions": [r.as_dict() for r in rows]})))
+        deliver(lambda out: out.write(json_text({"schema_version": 1, "sessions": [r.as_dict() for r in rows]})))
     else:
         headers, body = as_table(rows)
-        _deliver(lambda out: out.write(plain_table(headers, body) if body else "No sessions found.\n"))
-
-
-def _json_text(value: object) -> str:
-    import orjson
-
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
+        deliver(lambda out: out.write(plain_table(headers, body) if body else "No sessions found.\n"))
 
 
 @app.command("replay")
@@ -381,20 +288,20 @@ def replay_cmd(
 ) -> None:
     """Print the history the runtime would rebuild from a store (html: the request as a page)."""
     from .fleet import reject_remote
-    from .replay_view import replay_html, replay_path, render_human
+    from .replay_view import render_human, replay_html, replay_path
 
     reject_remote([path], "replay")
     options = Options(engine=engine.value, session=session)
     if format is PageFormat.html:
-        _deliver(lambda out: replay_html(path, options, input_format, out))
+        deliver(lambda out: replay_html(path, options, input_format, out))
         return
     value = replay_path(path, options, input_format)
     if format is PageFormat.json:
-        _deliver(lambda out: out.write(_json_text(value)))
+        deliver(lambda out: out.write(json_text(value)))
     else:
         from .reporters.options import console_for
 
-        _deliver(lambda out: render_human(value, console_for(out, color.value)))
+        deliver(lambda out: render_human(value, console_for(out, color.value)))
 
 
 @app.command("heal")
@@ -457,9 +364,9 @@ def rules_cmd(
     from .rules import RULES
 
     if format is DocFormat.json:
-        _deliver(lambda out: out.write(_json_text([r.as_dict() for r in sorted(RULES.values(), key=lambda r: r.code)])))
+        deliver(lambda out: out.write(json_text([r.as_dict() for r in sorted(RULES.values(), key=lambda r: r.code)])))
     else:
-        _deliver(lambda out: out.write(rules_lines()))
+        deliver(lambda out: out.write(rules_lines()))
 
 
 @app.command("explain")
@@ -481,11 +388,11 @@ def explain_cmd(
             raise TdocError("with --error, give at most one PATH")
         store_path = path or rule  # `tdoc explain --error TEXT PATH`
         codes: list[int] = []
-        _deliver(lambda out: codes.append(explain_error(error, store_path, format.value, out, session)))
+        deliver(lambda out: codes.append(explain_error(error, store_path, format.value, out, session)))
         raise typer.Exit(codes[0] if codes else 0)
     if not rule:
         raise TdocError("name a rule (code or name), or pass --error TEXT")
-    _deliver(lambda out: explain_rule(rule, format.value, out))
+    deliver(lambda out: explain_rule(rule, format.value, out))
 
 
 @app.command("schema")
@@ -497,7 +404,7 @@ def schema_cmd(
 
     if name not in OUTPUT_SCHEMAS:
         raise TdocError(f"unknown schema {name!r}; choose one of {', '.join(OUTPUT_SCHEMAS)}")
-    _deliver(lambda out: out.write(_json_text(bundled(name))))
+    deliver(lambda out: out.write(json_text(bundled(name))))
 
 
 def _version_callback(value: bool) -> None:
@@ -531,7 +438,7 @@ def main(argv: list[str] | None = None) -> None:
             err.print(Text(f"tdoc: error: {exc}"))
         code = getattr(exc, "exit_code", 2)
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         code = 0
     except Exception as exc:  # a bug: say what, without the transcript
         err.print(Text(f"tdoc: internal error: {type(exc).__name__}: {str(exc)[:200]}"))

@@ -141,8 +141,8 @@ def _page_message(position: int, m: dict[str, Any], where: dict[str, Any] | None
             source = f"line {lines[0]}" if lines[0] == lines[1] else f"lines {lines[0]}-{lines[1]}"
         elif where.get("row") is not None:
             source = f"{where.get('table') or 'row'} row {where['row']}"
-    origin = m.get("origin") if isinstance(m.get("origin"), dict) else {}
-    kind = str(origin.get("kind") or "")
+    origin = m.get("origin")
+    kind = str(origin.get("kind") or "") if isinstance(origin, dict) else ""
     boundary = "compaction summary: the history before it was folded" if any(
         h in kind for h in COMPACTION_HINTS) else None  # fmt: skip
     return PageMessage(position, str(m.get("role", "?")), message_parts(m), source, lines, boundary=boundary)
@@ -168,7 +168,7 @@ def message_parts(m: dict[str, Any]) -> list[tuple[str, str]]:
             parts.append(_part(part))
     for call in m.get("toolCalls") or m.get("tool_calls") or []:
         if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
             name = call.get("name") or fn.get("name") or "?"
             args = call.get("arguments") or fn.get("arguments") or ""
             parts.append(("tool-call", f"{name} [{call.get('id', '?')}] {args if isinstance(args, str) else args!r}"))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -15,15 +18,15 @@ class RenderOptions:
     scan_config: Any = None  # html: the ScanConfig of the scan (engine, selection) to rebuild requests with
 
 
-def console_for(out: TextIO, color: str = "auto"):  # type: ignore[no-untyped-def]
+def console_for(out: TextIO, color: str = "auto") -> Console:
     """A rich Console on `out` that never interprets markup, coloured as `color` says."""
     from rich.console import Console
 
     if color not in COLOR_CHOICES:
         raise ValueError(f"color must be one of {COLOR_CHOICES}, not {color!r}")
-    kwargs: dict[str, object] = {}
+    common: dict[str, Any] = {"file": out, "highlight": False, "markup": False, "emoji": False, "soft_wrap": True}
     if color == "always":
-        kwargs = {"force_terminal": True, "color_system": "standard"}
-    elif color == "never":
-        kwargs = {"no_color": True, "color_system": None}
-    return Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True, **kwargs)
+        return Console(force_terminal=True, color_system="standard", **common)
+    if color == "never":
+        return Console(no_color=True, color_system=None, **common)
+    return Console(**common)
