@@ -211,3 +211,50 @@ def test_headless_chromium_dump_dom_keeps_the_highlighted_article(tmp_path: Path
                              env={**os.environ})  # fmt: skip
     page = parse(dom.stdout)
     assert [a["rules"] for a in page.poisoned()] == [["W101"]]
+
+
+# --------------------------------------------------------------------------- a Claude Code session
+
+CLAUDE_FIXTURES = ROOT / "fixtures" / "claude-code" / "real"
+
+
+def _claude_session_with_positions() -> tuple[Path, set[int]] | None:
+    """The first shipped Claude Code session with findings at request positions (None before that
+    store kind is on this branch)."""
+    import json
+
+    from transcript_doctor.stores import kinds
+
+    if "claude-code" not in kinds() or not CLAUDE_FIXTURES.is_dir():
+        return None
+    for path in sorted(CLAUDE_FIXTURES.glob("*.jsonl")):
+        report = json.loads(runner.invoke(app, ["scan", str(path), "-f", "json", "--exit-zero"]).stdout)
+        positions = {f["location"]["position"] for f in report["findings"] if f["location"]["position"] is not None}
+        if positions:
+            return path, positions
+    return None
+
+
+CLAUDE = _claude_session_with_positions()
+
+
+@pytest.mark.skipif(CLAUDE is None, reason="no Claude Code store or fixture on this branch yet")
+def test_claude_code_page_highlights_every_finding_position(tmp_path: Path) -> None:
+    assert CLAUDE is not None
+    path, positions = CLAUDE
+    result = runner.invoke(app, ["replay", str(path), "-f", "html"])
+    assert result.exit_code == 0
+    page = parse(result.stdout)
+    assert {int(a["position"]) for a in page.poisoned()} >= positions  # type: ignore[call-overload]
+    assert all(a["rules"] for a in page.poisoned())
+
+
+@pytest.mark.skipif(CHROMIUM is None or CLAUDE is None, reason="needs chromium and the Claude Code store")
+def test_headless_chromium_shows_the_claude_code_highlight(tmp_path: Path) -> None:
+    assert CLAUDE is not None
+    html_file = tmp_path / "claude.html"
+    html_file.write_text(runner.invoke(app, ["replay", str(CLAUDE[0]), "-f", "html"]).stdout)
+    shot = tmp_path / "claude.png"
+    _screenshot(html_file, shot)
+    if min(CLAUDE[1]) < 3:  # a poisoned message near the top is inside the first screen
+        assert _highlight_pixels(shot) > 5000

@@ -183,11 +183,36 @@ def _part(part: Any) -> tuple[str, str]:
         return ("other", repr(part))
     kind = str(part.get("type") or "?")
     if kind == "text":
-        return ("text", str(part.get("text") or ""))
+        value = str(part.get("text") or "")
+        return ("text", value if value.strip() else f"(blank text part: {value!r})")
     if kind in ("think", "reasoning", "thinking"):
         signed = " (signed)" if part.get("encrypted") or part.get("signature") else ""
         return ("think", f"{part.get('think') or part.get('text') or part.get('thinking') or ''}{signed}")
+    if kind in ("tool_use", "tool-call", "function_call"):
+        name = part.get("name") or "?"
+        args = part.get("input", part.get("arguments", ""))
+        return ("tool-call", f"{name} [{part.get('id') or part.get('call_id') or '?'}] {_compact(args)}")
+    if kind in ("tool_result", "tool-result", "function_call_output"):
+        of = part.get("tool_use_id") or part.get("call_id") or "?"
+        error = " (error)" if part.get("is_error") else ""
+        return ("tool-result", f"result of {of}{error}: {_compact(part.get('content', part.get('output', '')))}")
     return ("other", f"<{kind}>")
+
+
+def _compact(value: Any) -> str:
+    """Tool input or output as one string: text parts joined, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        texts = [str(v.get("text")) for v in value if v.get("type") == "text"]
+        if texts:
+            return "\n".join(texts)
+    import orjson
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return repr(value)
 
 
 def _heal_preview(path: Path, display: str, config: ScanConfig) -> tuple[str | None, str | None]:
