@@ -156,7 +156,14 @@ def test_rules_in_a_pipe_keep_every_name_whole() -> None:
         assert by_code[code][1] == rule.name and rule.summary in " ".join(by_code[code])
 
 
-@pytest.mark.parametrize(("args", "code"), [(["rules"], 0), (["schema", "report"], 0), (["scan", "SEED", "-f", "json"], 1)])
+EPIPE_CASES = [
+    (["rules"], 0), (["schema", "report"], 0), (["scan", "SEED", "-f", "json"], 1), (["scan", "SEED"], 1),
+    (["scan", "SEED", "--exit-zero"], 0), (["replay", "SEED", "-f", "human"], 0), (["explain", "W101"], 0),
+    (["sessions", "SEED"], 0), (["replay", "SEED", "-f", "html"], 0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code"), EPIPE_CASES)
 def test_a_closed_stdout_exits_quietly_with_the_commands_code(tmp_path: Path, args: list[str], code: int) -> None:
     args = [str(seed_case().write(tmp_path / "s.jsonl")) if a == "SEED" else a for a in args]
     read, write = os.pipe()

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .model import Finding, TdocError
 from .patterns import RejectionMatch, match_rejection, unwrap
+from .reporters.options import console_for
 from .rules import RULES, lookup
 from .text import excerpt, terminal_safe
 
@@ -51,7 +52,7 @@ def explain_rule(code_or_name: str, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         out.write(orjson.dumps(rule.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    console = Console(file=out, highlight=False)
+    console = console_for(out)
     console.print(f"{rule.code} {rule.name}", style="bold", markup=False)
     console.print(
         f"severity: {rule.severity}   systems: {', '.join(rule.systems)}   fix: {rule.fix}", markup=False
@@ -215,7 +216,7 @@ def _nearest_first(findings: list[Finding], record: dict[str, Any] | None) -> li
 
 
 def _render(result: dict[str, Any], out: TextIO) -> None:
-    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    console = console_for(out)
     if not result["recognised"]:
         console.print(Text("Not a structural rejection tdoc knows.", style="yellow"))
         console.print(_row("message", result["message"]))

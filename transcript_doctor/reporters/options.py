@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -19,14 +20,26 @@ class RenderOptions:
 
 
 def console_for(out: TextIO, color: str = "auto") -> Console:
-    """A rich Console on `out` that never interprets markup, coloured as `color` says."""
-    from rich.console import Console
-
+    """A rich Console on `out` that never interprets markup, coloured as `color` says. A closed
+    pipe raises BrokenPipeError (rich's default exits 1), so the caller keeps its exit code."""
     if color not in COLOR_CHOICES:
         raise ValueError(f"color must be one of {COLOR_CHOICES}, not {color!r}")
     common: dict[str, Any] = {"file": out, "highlight": False, "markup": False, "emoji": False, "soft_wrap": True}
+    console = _pipe_console()
     if color == "always":
-        return Console(force_terminal=True, color_system="standard", **common)
+        return console(force_terminal=True, color_system="standard", **common)
     if color == "never":
-        return Console(no_color=True, color_system=None, **common)
-    return Console(**common)
+        return console(no_color=True, color_system=None, **common)
+    return console(**common)
+
+
+@cache
+def _pipe_console() -> type[Console]:
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeConsole
