@@ -19,6 +19,7 @@ from .core import Report, ScanConfig, scan
 from .model import TdocError
 from .reporters import REPORTERS, RenderOptions
 from .stores import Options
+from .stores.options import KimiOptions, SqliteOptions
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
@@ -182,7 +183,7 @@ def scan_cmd(
         ignore=settings.ignore,
         fail_on=settings.fail_on,
         input_format=input_format,
-        options=Options(engine=engine.value, deep=deep),
+        options=Options(settings=(KimiOptions(engine.value), SqliteOptions(deep))),
         per_path_ignores=settings.per_path_ignores,
         root=settings.root,
         jobs=jobs or 0,
@@ -291,7 +292,7 @@ def replay_cmd(
     from .replay_view import render_human, replay_html, replay_path
 
     reject_remote([path], "replay")
-    options = Options(engine=engine.value, session=session)
+    options = Options(session=session, settings=(KimiOptions(engine.value),))
     if format is PageFormat.html:
         deliver(lambda out: replay_html(path, options, input_format, out))
         return

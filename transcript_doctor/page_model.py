@@ -63,7 +63,7 @@ def build_pages(report: Report, config: ScanConfig) -> list[StorePage]:
 
 
 def _fill(page: StorePage, config: ScanConfig) -> None:
-    options = Options(engine=config.options.engine, full_replay=True, session=config.options.session)
+    options = Options(session=config.options.session, full_replay=True, settings=config.options.settings)
     path = _real_path(page.path)
     try:
         store = open_store(path, page.path, options, config.input_format)

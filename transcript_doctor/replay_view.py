@@ -32,7 +32,7 @@ def replay_html(path: str, options: Options, input_format: str | None, out: Text
     from .reporters.html import render
 
     _input(path)  # the same errors as the JSON replay: no such file, a directory
-    config = ScanConfig(input_format=input_format, options=Options(engine="auto", session=options.session), jobs=1)
+    config = ScanConfig(input_format=input_format, options=Options(session=options.session), jobs=1)
     report = scan([path], config)
     if report.files and report.files[0].error:
         raise TdocError(report.files[0].error)
