@@ -19,7 +19,7 @@ from transcript_doctor.rules import RULES
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import kinds
 
-from .kimi.builders import Journal, seed_case, think, text
+from .kimi.builders import Journal, seed_case, text, think
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ from transcript_doctor.locations import default_locations
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import kinds
 
-from .kimi.builders import Journal, think, text
+from .kimi.builders import Journal, text, think
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
