@@ -57,7 +57,7 @@ def explain_rule(code_or_name: str, fmt: str, out: TextIO) -> None:
     console.print(
         f"severity: {rule.severity}   systems: {', '.join(rule.systems)}   fix: {rule.fix}", markup=False
     )
-    console.print(Markdown(rule.doc))
+    console.print(Markdown(rule.doc), soft_wrap=False)  # wrapped, not cropped, at the width
 
 
 # --------------------------------------------------------------------------- explain --error
