@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -14,17 +14,42 @@ from .text import excerpt, terminal_safe
 
 
 def replay_path(path: str, options: Options, input_format: str | None = None) -> Any:
+    """The replay of one store, in the shape of `tdoc schema replay`: one object for a store of one
+    session (a journal, a stream, an export of one session) or when `options.session` picks one;
+    an array, one object per session, for a store that holds several (databases, Hermes exports,
+    kimi export bundles), whatever their number."""
     options.full_replay = True
+    store = open_store(_input(path), path, options, input_format)
+    try:
+        return store.replay(options)
+    finally:
+        store.close()
+
+
+def replay_html(path: str, options: Options, input_format: str | None, out: TextIO) -> None:
+    """`tdoc replay --format html`: the page of one store (the same page `scan --format html` draws)."""
+    from .core import ScanConfig, scan
+    from .reporters.html import render
+
+    _input(path)  # the same errors as the JSON replay: no such file, a directory
+    config = ScanConfig(input_format=input_format, options=Options(session=options.session), jobs=1)
+    report = scan([path], config)
+    if report.files and report.files[0].error:
+        raise TdocError(report.files[0].error)
+    render(report, out, None, config)
+
+
+def _input(path: str) -> Path:
+    if path == "-":
+        from .stores import expand_paths
+
+        return next(iter(expand_paths(["-"])))[0]
     p = Path(path)
     if not p.exists():
         raise TdocError(f"{path}: no such file")
     if p.is_dir():
         raise TdocError(f"{path}: replay takes one store file, not a directory")
-    store = open_store(p, path, options, input_format)
-    try:
-        return store.replay(options)
-    finally:
-        store.close()
+    return p
 
 
 def _message_text(m: dict[str, Any]) -> str:
