@@ -84,6 +84,10 @@ SelectOpt = Annotated[
 IgnoreOpt = Annotated[
     Optional[list[str]], typer.Option("--ignore", help="Skip these rules (same forms as --select).")
 ]
+TargetOpt = Annotated[
+    Optional[str],
+    typer.Option("--target", help="Codex: judge the request for 'codex' (default, with its repairs) or the raw 'responses' API."),
+]
 EngineOpt = Annotated[Engine, typer.Option("--engine", help="kimi-code replay engine (auto = both).")]
 InputFormatOpt = Annotated[
     Optional[str], typer.Option("--input-format", help="Override content detection (e.g. kimi-wire).")
@@ -118,6 +122,7 @@ def scan_cmd(
     ] = None,
     engine: EngineOpt = Engine.auto,
     deep: Annotated[bool, typer.Option("--deep", help="SQLite: full integrity_check.")] = False,
+    target: TargetOpt = None,
     input_format: InputFormatOpt = None,
     jobs: Annotated[
         Optional[int],
@@ -138,7 +143,7 @@ def scan_cmd(
         ignore=settings.ignore,
         fail_on=settings.fail_on,
         input_format=input_format,
-        options=Options(engine=engine.value, deep=deep),
+        options=Options(engine=engine.value, deep=deep, target=target),
         per_path_ignores=settings.per_path_ignores,
         root=settings.root,
         jobs=jobs or 0,
@@ -211,13 +216,14 @@ def replay_cmd(
     path: Annotated[str, typer.Argument(help="One store file.")],
     engine: Annotated[Engine, typer.Option("--engine", help="kimi-code engine.")] = Engine.v2,
     session: Annotated[Optional[str], typer.Option("--session", help="Session id (databases).")] = None,
+    target: TargetOpt = None,
     format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.json,
     input_format: InputFormatOpt = None,
 ) -> None:
     """Print the history the runtime would rebuild from a store."""
     from .replay_view import replay_path, render_human
 
-    value = replay_path(path, Options(engine=engine.value, session=session), input_format)
+    value = replay_path(path, Options(engine=engine.value, session=session, target=target), input_format)
     if format is DocFormat.json:
         _emit_json(value)
     else:

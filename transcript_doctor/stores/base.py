@@ -25,6 +25,7 @@ class Options:
     session: str | None = None
     full_replay: bool = False  # keep everything needed to print a replay (not just to check)
     fingerprint: bool = False  # remember what was read (size, mtime, hash) to detect later changes
+    target: str | None = None  # codex: "responses" judges the raw Responses API replay (no repairs)
 
 
 @dataclass
