@@ -107,6 +107,16 @@ PATTERNS: list[Pattern] = [
        rf"role\s{{1,8}}{_Q}tool{_Q}\s{{1,8}}must be a response to a prece?eding message"),
     _p("openai-null-content", "openai", "W101", _EMPTY_MESSAGE,
        r"invalid value for 'content': expected a string, got null"),
+    # Codex CLI rollouts resent to the OpenAI Responses API (docs/codex.md §5); before the generic
+    # Responses entries, which name no cause rule for these.
+    _p("codex-web-search-action", "openai-responses", "W121", "a persisted web search whose action the API rejects",
+       r"invalid value: '?other'?", r"supported values are: '?search'?"),
+    _p("codex-encrypted-content", "openai-responses", "W122", "reasoning encrypted by another provider or account",
+       r"encrypted content", r"could not be verified", related="E601"),
+    _p("codex-reasoning-content", "openai-responses", "W122", "a reasoning item carrying plaintext content",
+       r"input\[\d+\]\.content'?: array too long"),
+    _p("codex-invalid-id-prefix", "openai-responses", "W123", "a stored item id with another provider's prefix",
+       r"invalid_id_prefix|expected an id that begins with"),
     # OpenAI Responses API
     _p("responses-no-tool-output", "openai-responses", "W103", _ORPHAN_CALL, r"no tool output found for function call"),
     _p("responses-no-tool-call", "openai-responses", "W104", _ORPHAN_RESULT,

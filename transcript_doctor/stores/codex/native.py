@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model import Edit, Finding, Fix
-from ...patterns import match_rejection
+from ...patterns import match_rejection, unwrap
 from ...rules.registry import finding
 from ...text import excerpt
 from .edits import OFFSETS_NOTE, read_line, rewrite_line
@@ -97,19 +97,30 @@ def integrity_findings(path: Path, display: str, fmt: str, rollout: Rollout, cod
 
 
 def recorded_errors(display: str, fmt: str, rollout: Rollout, target: str) -> Iterator[Finding]:
-    """E601: a recorded provider error that says the history was malformed, mapped to its item."""
+    """E601: a recorded provider error that says the history was malformed, mapped to its item.
+
+    When the error's cause is a store rule and that item no longer has the problem (healed), the
+    record is history, not a wedge: it is reported at info.
+    """
+    present = {(i.code, i.line) for i in rollout.issues}
     for n, (line, text) in enumerate(rollout.errors):
         match = match_rejection(text)
         if match is None:
             continue
         evidence: dict[str, Any] = {"pattern": match.pattern.id, "provider": match.pattern.provider,
                                     "rule": match.pattern.rule, "error": excerpt(text), "position": match.position}
+        where = ""
         if match.position is not None and n < MAX_MAPPED_ERRORS:
-            evidence["item"] = locate_at(rollout, match.position, target, before_line=line)
+            item = evidence["item"] = locate_at(rollout, match.position, target, before_line=line)
+            where = f"; input[{match.position}] is line {item['line']} ({item['kind']})" if item else ""
+        severity = None
+        cause = match.pattern.rule
+        if cause in STORE_CODES and evidence.get("item") and (cause, evidence["item"]["line"]) not in present:
+            severity, where = "info", where + f"; that item no longer has the {cause} problem"
         yield finding("E601", f"recorded provider error at line {line} ({match.pattern.id}, points at "
-                      f"{match.pattern.rule}): {excerpt(text, 160)}",
+                      f"{match.pattern.rule}): {excerpt(unwrap(text).message, 160)}{where}",
                       path=display, format=fmt, session=rollout.session, line=line, end_line=line,
-                      evidence=evidence)
+                      severity=severity, evidence=evidence)
 
 
 def locate_at(rollout: Rollout, position: int, target: str, before_line: int | None = None) -> dict[str, Any] | None:
