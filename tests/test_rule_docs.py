@@ -49,10 +49,13 @@ EXPECTED = {
     "F507": ("bad-text-encoding", "error", ("all",), "unsafe"),
     "F508": ("malformed-tool-arguments", "warning", ("all",), "none"),
     "E601": ("recorded-provider-rejection", "error", ("all",), "none"),
+    "W121": ("rejected-web-search-action", "error", ("codex",), "safe"),
+    "W122": ("foreign-reasoning", "error", ("codex",), "safe"),
+    "W123": ("invalid-item-id-prefix", "error", ("codex",), "safe"),
 }
 
 SECTIONS = ["What it detects", "Why it breaks a session", "Example", "Fix safety", "Provider errors"]
-SYSTEMS = {"kimi", "hermes", "opencode", "eve", "all", "jsonl", "sqlite"}
+SYSTEMS = {"kimi", "hermes", "opencode", "eve", "codex", "all", "jsonl", "sqlite"}
 CODES = sorted(EXPECTED)
 
 # The "Decisions on edge cases" of RULES.md, and the words that show each rule's doc covers them.
@@ -214,7 +217,7 @@ def test_rules_json_lists_the_catalogue():
     result = runner.invoke(app, ["rules", "--format", "json"])
     assert result.exit_code == 0, result.output
     entries = orjson.loads(result.stdout)
-    assert isinstance(entries, list) and len(entries) == 35
+    assert isinstance(entries, list) and len(entries) == len(CODES)
     keys = set(RULES["W101"].as_dict())
     assert all(set(entry) == keys for entry in entries)
     assert [entry["code"] for entry in entries] == CODES

@@ -12,7 +12,7 @@ define(
     "error",
     ("codex",),
     "safe",
-    "Persisted web search whose action type the Responses API no longer accepts",
+    "Persisted web search with an action type the API no longer accepts",
     r"""
 ## What it detects
 A `web_search_call` item in the request Codex rebuilds whose `action.type` is not one the Responses API
@@ -47,7 +47,7 @@ define(
     "error",
     ("codex",),
     "safe",
-    "Reasoning item the OpenAI API did not issue (foreign ciphertext or plaintext content)",
+    "Reasoning the OpenAI API did not issue (foreign or plaintext)",
     r"""
 ## What it detects
 A `reasoning` item sent to OpenAI whose `encrypted_content` does not look like OpenAI's own ciphertext (it
@@ -63,14 +63,15 @@ and plaintext `content` is refused as too long an array.
 ```jsonl
 {"timestamp":"2026-03-01T09:00:02Z","type":"response_item","payload":{"type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"Let me think"}],"encrypted_content":"eyJhbGciOi..."}}
 ```
+tdoc reports W122 twice on that line (the foreign ciphertext and the plaintext content), with its `input[N]`.
 
 ## Fix safety
 Safe: the `content` and the foreign `encrypted_content` are removed; the summary stays. The model loses a
 reasoning trace it could not read anyway. The line keeps its byte length (padded with spaces).
 
 ## Provider errors
-- OpenAI Responses: `The encrypted content for item rs_... could not be verified.`
-- OpenAI Responses: `Invalid 'input[N].content': array too long. Expected an array with maximum length 0`
+- OpenAI Responses: `The encrypted content for item {id} could not be verified.`
+- OpenAI Responses: `Invalid 'input[{N}].content': array too long. Expected an array with maximum length 0, but got an array with length {M} instead.`
 """,
     provider_errors=(
         "The encrypted content for item {id} could not be verified.",
@@ -99,14 +100,14 @@ The API checks the ids of input items and rejects the whole request with `invali
 ```jsonl
 {"timestamp":"2026-04-01T08:00:03Z","type":"response_item","payload":{"type":"message","id":"chatcmpl-91","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}
 ```
+tdoc reports W123 on that line: a message id must start `msg_`.
 
 ## Fix safety
 Safe: the `id` is removed (input items need none; Codex sends without storing them). The line keeps its byte
 length.
 
 ## Provider errors
-- OpenAI Responses: `Invalid 'input[N].id': 'chatcmpl-91'. Expected an ID that begins with 'msg'.` (code
-  `invalid_id_prefix`)
+- OpenAI Responses (code `invalid_id_prefix`): `Invalid 'input[{N}].id': '{id}'. Expected an ID that begins with '{prefix}'.`
 """,
     provider_errors=("Invalid 'input[{N}].id': '{id}'. Expected an ID that begins with '{prefix}'.",),
 )
