@@ -45,8 +45,7 @@ def envelope(kind: str, payload: dict[str, Any], n: int = 0) -> dict[str, Any]:
 
 def write_rollout(path: Path, lines: list[dict[str, Any]]) -> Path:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        fh.writelines(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines)
     return path
 
 

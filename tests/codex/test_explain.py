@@ -16,15 +16,15 @@ POISONED = SYNTHETIC / "poisoned.jsonl"
 
 # (pasted error, rollout, rule, line the error is about, whether the error names input[N])
 CASES = [
-    ("Error: 400 {\"error\":{\"message\":\"Invalid value: 'other'. Supported values are: 'search', 'open_page', and "
-     "'find_in_page'.\",\"type\":\"invalid_request_error\",\"param\":\"input[3].action.type\",\"code\":\"invalid_value\"}}",
+    (("Error: 400 {\"error\":{\"message\":\"Invalid value: 'other'. Supported values are: 'search', 'open_page', and "
+      "'find_in_page'.\",\"type\":\"invalid_request_error\",\"param\":\"input[3].action.type\",\"code\":\"invalid_value\"}}"),
      POISONED, "W121", 8, True),
     ("No tool output found for function call call_build.", SYNTHETIC / "orphan-call-end.jsonl", "W103", 8, False),
     ("The encrypted content for item rs_68a1 could not be verified.", POISONED, "W122", 9, False),
-    ("Invalid 'input[5].content': array too long. Expected an array with maximum length 0, but got an array with "
-     "length 1 instead.", POISONED, "W122", 10, True),
-    ("{\"error\":{\"message\":\"Invalid 'input[7].id': 'chatcmpl-91'. Expected an ID that begins with 'msg'.\","
-     "\"type\":\"invalid_request_error\",\"param\":\"input[7].id\",\"code\":\"invalid_id_prefix\"}}",
+    (("Invalid 'input[5].content': array too long. Expected an array with maximum length 0, but got an array with "
+      "length 1 instead."), POISONED, "W122", 10, True),
+    (("{\"error\":{\"message\":\"Invalid 'input[7].id': 'chatcmpl-91'. Expected an ID that begins with 'msg'.\","
+      "\"type\":\"invalid_request_error\",\"param\":\"input[7].id\",\"code\":\"invalid_id_prefix\"}}"),
      POISONED, "W123", 12, True),
 ]
 

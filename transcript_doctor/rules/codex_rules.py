@@ -75,8 +75,8 @@ reasoning trace it could not read anyway. The line keeps its byte length (padded
 """,
     provider_errors=(
         "The encrypted content for item {id} could not be verified.",
-        "Invalid 'input[{N}].content': array too long. Expected an array with maximum length 0, "
-        "but got an array with length {M} instead.",
+        ("Invalid 'input[{N}].content': array too long. Expected an array with maximum length 0, "
+         "but got an array with length {M} instead."),
     ),
 )
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...model import Edit, Finding, Fix
+from ...model import Edit, Finding, Fix, Severity
 from ...patterns import match_rejection, unwrap
 from ...rules.registry import finding
 from ...text import excerpt
@@ -113,7 +113,7 @@ def recorded_errors(display: str, fmt: str, rollout: Rollout, target: str) -> It
         if match.position is not None and n < MAX_MAPPED_ERRORS:
             item = evidence["item"] = locate_at(rollout, match.position, target, before_line=line)
             where = f"; input[{match.position}] is line {item['line']} ({item['kind']})" if item else ""
-        severity = None
+        severity: Severity | None = None
         cause = match.pattern.rule
         if cause in STORE_CODES and evidence.get("item") and (cause, evidence["item"]["line"]) not in present:
             severity, where = "info", where + f"; that item no longer has the {cause} problem"

@@ -125,7 +125,8 @@ def _dispatch(state: Rollout, obj: dict[str, Any], line: int, keep: bool) -> Non
         _legacy(state, obj, line, keep)
         return
     types = state.line_types
-    types[kind] = types.get(kind, 0) + 1  # type: ignore[index]
+    name = kind if isinstance(kind, str) else "?"
+    types[name] = types.get(name, 0) + 1
     if kind == "response_item":
         _item(state, payload, line, keep)
     elif kind == "event_msg":
