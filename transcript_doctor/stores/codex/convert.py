@@ -27,65 +27,58 @@ def is_assistant_side(item: Item) -> bool:
     return item.kind in ASSISTANT_SIDE or (item.kind == "message" and item.role == "assistant")
 
 
+# `Message.extra` of a Codex message: "written" (every item is a line of its own, so the editor may
+# edit it: not part of a compacted line or synthesised) and, for model responses, "call_lines".
+
+
 def _group_message(group: list[Entry]) -> Message:
     parts: list[Part] = []
     calls = []
     call_lines: dict[str, int] = {}
+    written = True
     for entry in group:
         item = entry.item
+        written = written and item.source == "line"
         if item.is_call:
             calls.append(tool_call(item))
             call_lines.setdefault(item.call_id or "", item.line)
-        elif item.kind == "web_search_call" or item.kind == "image_generation_call":
-            parts.append(Part("other"))
-        elif item.kind in ("message", "reasoning"):
+        elif item.kind == "message" or item.kind == "reasoning":
             parts.extend(item.parts)
-        else:  # a call without a call id: sent, but nothing can answer it
+        else:  # web searches, image generations, a call without a call id: content nothing answers
             parts.append(Part("other"))
-    first = group[0]
-    return Message(
-        role="assistant", parts=parts, tool_calls=calls,
-        loc=Loc(line=min(e.item.line for e in group), end_line=max(e.item.line for e in group)),
-        position=first.position,
-        extra={"items": [_item_ref(e) for e in group], "call_lines": call_lines,
-               "sources": {e.item.source for e in group}},
-    )
-
-
-def _item_ref(entry: Entry) -> dict[str, Any]:
-    item = entry.item
-    return {"position": entry.position, "line": item.line, "kind": item.kind, "call_id": item.call_id,
-            "source": item.source, "index": item.index}
+    return Message("assistant", parts, calls, loc=Loc(group[0].item.line, group[-1].item.line),
+                   position=group[0].position, extra={"written": written, "call_lines": call_lines})
 
 
 def _single(entry: Entry) -> Message:
     item = entry.item
-    extra = {"items": [_item_ref(entry)], "sources": {item.source}}
+    loc = Loc(item.line, item.line)
+    extra: dict[str, object] = {"written": item.source == "line"}
     if item.is_output:
-        text = item.text
-        return Message(role="tool", parts=list(item.parts), tool_call_id=item.call_id or "",
-                       loc=Loc(line=item.line, end_line=item.line), position=entry.position,
-                       extra={**extra, "placeholder": text.strip() == "aborted"})
-    return Message(role=item.role or item.kind, parts=list(item.parts), loc=Loc(line=item.line, end_line=item.line),
-                   position=entry.position, extra=extra)
+        extra["placeholder"] = len(item.parts) == 1 and item.parts[0].text.strip() == "aborted"
+        return Message("tool", item.parts, tool_call_id=item.call_id or "", loc=loc, position=entry.position,
+                       extra=extra)
+    return Message(item.role or item.kind, item.parts, loc=loc, position=entry.position, extra=extra)
 
 
 def to_messages(entries: Iterable[Entry]) -> list[Message]:
     """The messages of `entries` in order; synthetic outputs are repairs, not messages."""
     messages: list[Message] = []
+    append = messages.append
     group: list[Entry] = []
     for entry in entries:
-        if entry.item.source == "synthetic":
+        item = entry.item
+        if item.source == "synthetic":
             continue
-        if is_assistant_side(entry.item) and entry.position is not None:
+        if (item.kind in ASSISTANT_SIDE or item.role == "assistant") and entry.position is not None:
             group.append(entry)
             continue
         if group:
-            messages.append(_group_message(group))
+            append(_group_message(group))
             group = []
-        messages.append(_single(entry))
+        append(_single(entry))
     if group:
-        messages.append(_group_message(group))
+        append(_group_message(group))
     return messages
 
 

@@ -68,10 +68,9 @@ class CodexEditor:
         self.rollout = rollout
 
     def remove_message(self, msg: Message) -> Fix | None:
-        items = msg.extra.get("items") or []
-        if msg.role != "tool" or len(items) != 1 or items[0]["source"] != "line":
+        if msg.role != "tool" or not msg.extra.get("written") or msg.loc.line is None:
             return None
-        line = items[0]["line"]
+        line = msg.loc.line
         return Fix("unsafe", f"delete line {line}; {OFFSETS_NOTE}", (Edit("delete", line=line),))
 
     def drop_part(self, msg: Message, index: int) -> Fix | None:
@@ -79,7 +78,7 @@ class CodexEditor:
 
     def answer_call(self, msg: Message, call: ToolCall) -> Fix | None:
         line = (msg.extra.get("call_lines") or {}).get(call.id)
-        if line is None or msg.extra.get("sources") != {"line"}:
+        if line is None or not msg.extra.get("written"):
             return None
         raw = read_line(self.path, self.rollout, line)
         try:

@@ -9,7 +9,6 @@ See docs/codex.md §2.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +39,9 @@ CONTEXT_PREFIXES = (
 )
 INTERRUPT_MARKER = "<turn_aborted>"
 COMPACT_CHARS = 240
-_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+# The one character a parsed string can hold that the provider rejects: orjson (like Codex's
+# serde_json) refuses lone surrogates, so such a line never parses and is F502 instead.
+NUL = "\x00"
 
 
 @dataclass(slots=True)
@@ -84,7 +85,7 @@ class Item:
 
 def compact(text: str) -> str:
     """A stand-in for `text` with the same blankness and the same JSON-rejected characters."""
-    if len(text) <= COMPACT_CHARS or _BAD_CHAR.search(text):
+    if len(text) <= COMPACT_CHARS or NUL in text:
         return text
     if is_blank(text):
         return ""
@@ -129,7 +130,7 @@ def _call_arguments(kind: str, payload: dict[str, Any]) -> str | None:
     if kind in ("function_call", "tool_search_call"):
         args = payload.get("arguments")
         if isinstance(args, str):
-            return args if len(args) <= COMPACT_CHARS or _BAD_CHAR.search(args) else _big_arguments(args)
+            return args if len(args) <= COMPACT_CHARS or NUL in args else _big_arguments(args)
     return None  # custom tools take free text; local shell calls carry an action object
 
 

@@ -32,7 +32,7 @@ class History:
     unsent: list[tuple[Item, str]] = field(default_factory=list)  # (item, "rolled back" | "compacted")
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One element of the request: a history item (or a synthetic output) and its input index."""
 

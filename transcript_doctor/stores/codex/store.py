@@ -12,7 +12,7 @@ from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .convert import conversation
 from .edits import CodexEditor
 from .native import integrity_findings, locate_at, recorded_errors, store_findings
-from .reader import Rollout, read_rollout, sniff
+from .reader import Rollout, collector_paused, read_rollout, sniff
 from .reconstruct import CODEX_TARGET, RAW_TARGET, History, Request, normalise, rebuild
 from .replay import replay_object
 
@@ -47,15 +47,18 @@ class CodexStore(Store):
     def built(self, target: str) -> tuple[History, Request]:
         """The rebuilt history and the request sent to `target` (computed once per target)."""
         if target not in self._built:
-            history = rebuild(self.rollout.events)
-            self._built[target] = (history, normalise(history.items, target))
+            with collector_paused():
+                history = rebuild(self.rollout.events)
+                self._built[target] = (history, normalise(history.items, target))
         return self._built[target]
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         target = target_of(options)
         history, request = self.built(target)
-        yield conversation(self.display, FORMAT, self.rollout.session, request, history.unsent,
-                           CodexEditor(self.path, self.rollout), target, live=False)
+        with collector_paused():
+            conv = conversation(self.display, FORMAT, self.rollout.session, request, history.unsent,
+                                CodexEditor(self.path, self.rollout), target, live=False)
+        yield conv
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
         target = target_of(options)
