@@ -10,7 +10,6 @@ of its items. Codex's own repairs (synthetic outputs, dropped orphan outputs) be
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from ...conversation import Conversation, Editor, Repair
 from ...model import Loc, Message, Part
