@@ -134,8 +134,19 @@ def scan_cmd(
         bool,
         typer.Option("--skip-unrecognised", help="Leave out named files that are not session stores (pre-commit)."),
     ] = False,
+    cluster: Annotated[
+        Optional[str],
+        typer.Option("--cluster", metavar="ADDRESS",
+                     help="Scan on a Dask cluster: tcp://host:8786, or local[:N] for N local workers "
+                          "(needs the fleet extra)."),
+    ] = None,
+    storage_option: Annotated[
+        Optional[list[str]],
+        typer.Option("--storage-option", metavar="KEY=VALUE",
+                     help="fsspec storage option for s3://, gs://, ... URLs (endpoint_url=..., key=..., secret=...)."),
+    ] = None,
 ) -> None:
-    """Report what is poisoned in session stores."""
+    """Report what is poisoned in session stores (local paths, globs, or s3:// and other fsspec URLs)."""
     settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),
                          fail_on=fail_on.value if fail_on else None)  # fmt: skip
     config = ScanConfig(
@@ -149,7 +160,7 @@ def scan_cmd(
         jobs=jobs or 0,
         skip_unrecognised=skip_unrecognised,
     )
-    report = scan(paths, config, progress=_progress())
+    report = _run_scan(paths, config, cluster, storage_option)
     fmt = ScanFormat(format).value
     REPORTERS[fmt](report, sys.stdout)
     for fr in report.files:
@@ -157,6 +168,21 @@ def scan_cmd(
             where = "" if fr.error.startswith(fr.path) else f"{fr.path}: "
             err.print(Text(f"tdoc: {where}{fr.error}"))
     raise typer.Exit(report.exit_code(config.fail_on))
+
+
+def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage_option: list[str] | None):
+    """A local scan, or a fleet scan when a cluster or a storage URL is named."""
+    from .fleet.uris import is_url
+
+    if cluster is None and not storage_option and not any(is_url(p) for p in paths):
+        return scan(paths, config, progress=_progress())
+    from .fleet import fleet_scan, parse_storage_options
+
+    def dashboard(link: str) -> None:
+        err.print(Text(f"tdoc: Dask dashboard: {link}"))
+
+    return fleet_scan(paths, config, cluster=cluster, storage_options=parse_storage_options(storage_option),
+                      progress=_progress(), on_dashboard=dashboard)
 
 
 def _settings(config_file: Path | None, no_config: bool, **flags: object) -> Settings:
@@ -221,8 +247,10 @@ def replay_cmd(
     input_format: InputFormatOpt = None,
 ) -> None:
     """Print the history the runtime would rebuild from a store."""
+    from .fleet import reject_remote
     from .replay_view import replay_path, render_human
 
+    reject_remote([path], "replay")
     value = replay_path(path, Options(engine=engine.value, session=session, target=target), input_format)
     if format is DocFormat.json:
         _emit_json(value)
@@ -250,9 +278,11 @@ def heal_cmd(
     no_config: NoConfigOpt = False,
 ) -> None:
     """Apply the fixes of the findings: a dry run unless --in-place or --output."""
+    from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions
 
+    reject_remote(paths, "heal")
     if in_place and output:
         raise TdocError("--in-place and --output exclude each other")
     settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),

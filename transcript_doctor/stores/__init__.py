@@ -21,6 +21,7 @@ __all__ = [
     "StoreKind",
     "detect",
     "expand_paths",
+    "is_candidate_name",
     "kinds",
     "open_store",
 ]
@@ -130,8 +131,13 @@ def _walk(root: Path) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
             p = Path(dirpath, name)
-            if p.suffix.lower() in _CANDIDATE_SUFFIXES and ".tdoc-backup" not in name and _recognised(p):
+            if is_candidate_name(name) and _recognised(p):
                 yield p
+
+
+def is_candidate_name(name: str) -> bool:
+    """Whether a directory walk looks at a file of this name (detection still goes by content)."""
+    return Path(name).suffix.lower() in _CANDIDATE_SUFFIXES and ".tdoc-backup" not in name
 
 
 def _recognised(path: Path) -> bool:
