@@ -108,7 +108,8 @@ def _print_request(console: Console, request: list[Any]) -> None:
     console.print(Text(f"request ({len(request)} items)", style="bold"))
     for entry in request:
         if isinstance(entry, dict):
-            item = entry.get("item") if isinstance(entry.get("item"), dict) else {}
+            raw = entry.get("item")
+            item: dict[str, Any] = raw if isinstance(raw, dict) else {}
             row = Text(f"  input[{entry.get('position')}] line {entry.get('line')} {entry.get('source')}: ", style="cyan")
             row.append(terminal_safe(excerpt(_item_text(item).replace("\n", " "), 160)))
             console.print(row)
