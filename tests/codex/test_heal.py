@@ -184,3 +184,23 @@ def test_safe_heal_keeps_offsets_and_is_idempotent(items: list[dict[str, Any]]) 
         assert [r[:3] for r in _items(replay(path))] == [r[:3] for r in request]
         _heal(path)
         assert path.read_bytes() == once
+
+
+def test_a_torn_tail_is_blanked_in_place_and_the_next_append_is_a_valid_line(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "clean-tools.jsonl")
+    torn = b'{"timestamp":"2026-05-01T11:00:00.000Z","type":"response_it'
+    path.write_bytes(path.read_bytes() + torn)
+    before = path.read_bytes()
+    assert runner.invoke(app, ["heal", "--in-place", str(path)]).exit_code == 0
+    after = path.read_bytes()
+    assert len(after) == len(before) and line_offsets(after) == line_offsets(before)
+    assert after.endswith(b" " * len(torn))
+    with open(path, "ab") as fh:  # what Codex does next: append a record
+        fh.write(json.dumps(envelope("event_msg", {"type": "token_count"})).encode() + b"\n")
+    assert scan(path) == []
+
+
+def test_whitespace_only_lines_are_not_corrupt(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "clean-tools.jsonl")
+    path.write_bytes(path.read_bytes() + b"      \n\n" + b" " * 40 + b"\n")
+    assert scan(path) == []
