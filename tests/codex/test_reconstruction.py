@@ -101,3 +101,13 @@ def test_repeated_session_meta_is_one_session_and_unknown_lines_are_ignored() ->
 def test_raw_target_sends_the_history_as_it_is() -> None:
     doc = replay(SYNTHETIC / "orphan-call-end.jsonl", target="responses")
     assert [e["source"] for e in doc["request"]] == ["line"] * 5 and doc["repairs"] == []
+
+
+def test_a_first_line_longer_than_the_detection_head_is_still_a_rollout(tmp_path) -> None:
+    from .helpers import envelope, write_rollout
+
+    meta = envelope("session_meta", {"id": "s", "instructions": "x" * 200_000})
+    item = envelope("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]})
+    path = write_rollout(tmp_path / "session.jsonl", [meta, item])
+    assert detect(path).format == "codex-rollout"
+    assert [e["line"] for e in replay(path)["request"]] == [2]
