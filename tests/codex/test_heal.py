@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig
 from transcript_doctor.healing import heal_paths
+from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions
 from transcript_doctor.stores.codex.backup import sha256
 
@@ -46,6 +47,7 @@ def test_default_heal_keeps_every_line_offset(tmp_path: Path) -> None:
     after = path.read_bytes()
     assert after != before and len(after) == len(before)
     assert line_offsets(after) == line_offsets(before)
+    assert schema_errors("heal", json.loads(result.stdout)) == []
     doc = json.loads(result.stdout)["results"][0]
     assert doc["details"]["byte_offsets"] == "preserved" and doc["warnings"] == []
     assert {f["code"] for f in doc["fixed"]} == STORE_CODES
@@ -204,3 +206,14 @@ def test_whitespace_only_lines_are_not_corrupt(tmp_path: Path) -> None:
     path = _copy(tmp_path, "clean-tools.jsonl")
     path.write_bytes(path.read_bytes() + b"      \n\n" + b" " * 40 + b"\n")
     assert scan(path) == []
+
+
+def test_no_backup_leaves_no_bundle(tmp_path: Path) -> None:
+    home = tmp_path / ".codex"
+    day = home / "sessions" / "2026" / "05" / "01"
+    day.mkdir(parents=True)
+    path = day / "rollout-2026-05-01T10-00-00-x.jsonl"
+    shutil.copyfile(SYNTHETIC / "poisoned.jsonl", path)
+    _db(home / "state_5.sqlite", "019c0000-0000-7000-8000-000000000006")
+    assert runner.invoke(app, ["heal", "--in-place", "--no-backup", str(path)]).exit_code == 0
+    assert sorted(p.name for p in day.iterdir()) == [path.name]
