@@ -217,3 +217,15 @@ def test_no_backup_leaves_no_bundle(tmp_path: Path) -> None:
     _db(home / "state_5.sqlite", "019c0000-0000-7000-8000-000000000006")
     assert runner.invoke(app, ["heal", "--in-place", "--no-backup", str(path)]).exit_code == 0
     assert sorted(p.name for p in day.iterdir()) == [path.name]
+
+
+def test_a_rewrite_that_cannot_keep_the_length_is_unsafe_and_reported(tmp_path: Path) -> None:
+    tight = {"type": "web_search_call", "action": {"type": "other"}}  # no status to give up
+    lines = [envelope("session_meta", {"id": "s"}), envelope("response_item", tight)]
+    path = write_rollout(tmp_path / "r.jsonl", lines)
+    (f,) = scan(path)
+    assert f.code == "W121" and f.fix is not None and f.fix.applicability == "unsafe"
+    result = runner.invoke(app, ["heal", "--in-place", "--unsafe-fixes", str(path), "--format", "json"])
+    doc = json.loads(result.stdout)["results"][0]
+    assert result.exit_code == 0 and doc["details"]["byte_offsets"] == "changed" and doc["warnings"]
+    assert scan(path) == []

@@ -15,13 +15,16 @@ from ...fixes.jsonl_heal import heal_lines
 from ...model import Finding, RefusedError
 from ..base import HealOptions, HealResult
 from . import backup as backups
-from .edits import OFFSETS_NOTE
+from .edits import OFFSETS_NOTE, read_line
 from .inuse import codex_holders
 
 
-def same_length(f: Finding) -> bool:
-    """Whether the fix rewrites lines in place without changing any byte offset."""
-    return bool(f.fix) and all(e.op == "replace" and "\n" not in (e.text or "") for e in f.fix.edits)  # type: ignore[union-attr]
+def keeps_offsets(store: Any, f: Finding) -> bool:
+    """Whether the fix only rewrites lines in place at their old byte length (line ending excluded)."""
+    edits = f.fix.edits if f.fix else ()
+    return all(e.op == "replace" and e.line is not None and "\n" not in (e.text or "")
+               and len((e.text or "").encode("utf-8")) == len(read_line(store.path, store.rollout, e.line))
+               for e in edits)
 
 
 def heal_rollout(store: Any, findings: list[Finding], options: HealOptions) -> HealResult:
@@ -33,7 +36,7 @@ def heal_rollout(store: Any, findings: list[Finding], options: HealOptions) -> H
             raise RefusedError(f"{store.display}: {name} (pid {pid}) has the rollout open; "
                                "quit Codex (or let the session finish) and heal again")
     result = heal_lines(store, findings, options)
-    keeps = all(same_length(f) for f in result.applied)
+    keeps = all(keeps_offsets(store, f) for f in result.applied)
     result.extra["byte_offsets"] = "preserved" if keeps else "changed"
     if not keeps and result.applied:
         result.warnings.append(f"some fixes add or remove lines: this {OFFSETS_NOTE}")

@@ -38,6 +38,7 @@ CONTEXT_PREFIXES = (
     "<instructions>",
 )
 INTERRUPT_MARKER = "<turn_aborted>"
+_IMPLIED_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}
 COMPACT_CHARS = 240
 # The one character a parsed string can hold that the provider rejects: orjson (like Codex's
 # serde_json) refuses lone surrogates, so such a line never parses and is F502 instead.
@@ -158,8 +159,9 @@ def make_item(payload: dict[str, Any], line: int, *, keep: bool, source: str = "
     elif kind == "reasoning":
         item.parts = _reasoning_parts(payload)
     elif kind in CALL_OUTPUT:
-        item.call_id = _string(payload.get("call_id")) or (_string(payload.get("id")) if kind == "local_shell_call" else None)
-        item.name = _string(payload.get("name")) or ("local_shell" if kind == "local_shell_call" else "tool_search" if kind == "tool_search_call" else None)
+        shell = kind == "local_shell_call"
+        item.call_id = _string(payload.get("call_id")) or (_string(payload.get("id")) if shell else None)
+        item.name = _string(payload.get("name")) or _IMPLIED_NAMES.get(kind)
         item.arguments = _call_arguments(kind, payload)
     elif kind in OUTPUT_KINDS:
         item.call_id = _string(payload.get("call_id"))

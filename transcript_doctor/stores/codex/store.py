@@ -77,7 +77,8 @@ class CodexStore(Store):
         item = locate_at(self.rollout, position, CODEX_TARGET)
         if item is None:
             return None
-        role = item["role"] or ("assistant" if item["kind"] != "message" and not item["kind"].endswith("_output") else None)
+        kind = item["kind"]
+        role = item["role"] or (None if kind == "message" or kind.endswith("_output") else "assistant")
         return {"session": self.rollout.session, "line": item["line"], "end_line": item["line"], "row": None,
                 "table": None, "role": role, "kind": item["kind"], "source": item["source"]}
 
