@@ -117,6 +117,10 @@ PATTERNS: list[Pattern] = [
        r"input\[\d+\]\.content'?: array too long"),
     _p("codex-invalid-id-prefix", "openai-responses", "W123", "a stored item id with another provider's prefix",
        r"invalid_id_prefix|expected an id that begins with"),
+    _p("codex-offset-cache", "codex", "E601",
+       "Codex's thread_history cache holds byte offsets the rollout no longer has (its lines were rewritten at "
+       "another length): quit Codex and move ~/.codex/thread_history_*.sqlite aside so it is rebuilt",
+       r"invalid paginated history lineage|cutoff byte offset is past the source rollout"),
     # OpenAI Responses API
     _p("responses-no-tool-output", "openai-responses", "W103", _ORPHAN_CALL, r"no tool output found for function call"),
     _p("responses-no-tool-call", "openai-responses", "W104", _ORPHAN_RESULT,

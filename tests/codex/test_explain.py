@@ -47,3 +47,10 @@ def test_an_index_past_the_request_is_reported_as_such() -> None:
     text = "Invalid 'input[99].content': array too long. Expected an array with maximum length 0"
     doc = json.loads(runner.invoke(app, ["explain", "--error", text, str(POISONED), "--format", "json"]).stdout)
     assert doc["mapping"] == "no-message-at-index" and doc["record"] is None
+
+
+def test_codexs_own_offset_cache_error_is_explained() -> None:
+    text = ("invalid paginated history lineage for thread 019c: cutoff byte offset 48213 is past the source rollout "
+            "(41877 bytes)")
+    doc = json.loads(runner.invoke(app, ["explain", "--error", text, "--format", "json"]).stdout)
+    assert doc["pattern"] == "codex-offset-cache" and "thread_history" in doc["cause"]
