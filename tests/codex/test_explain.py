@@ -19,7 +19,7 @@ CASES = [
     (("Error: 400 {\"error\":{\"message\":\"Invalid value: 'other'. Supported values are: 'search', 'open_page', and "
       "'find_in_page'.\",\"type\":\"invalid_request_error\",\"param\":\"input[3].action.type\",\"code\":\"invalid_value\"}}"),
      POISONED, "W121", 8, True),
-    ("No tool output found for function call call_build.", SYNTHETIC / "orphan-call-end.jsonl", "W103", 8, False),
+    ("No tool output found for function call call_build.", SYNTHETIC / "orphan-call-end.jsonl", "W103", 9, False),
     ("The encrypted content for item rs_68a1 could not be verified.", POISONED, "W122", 9, False),
     (("Invalid 'input[5].content': array too long. Expected an array with maximum length 0, but got an array with "
       "length 1 instead."), POISONED, "W122", 10, True),

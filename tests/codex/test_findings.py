@@ -27,9 +27,9 @@ LABELLED = [
     ("real/simonw-sample_codex_session-0.77.jsonl", None, []),
     ("peer/ramtinj95-current-response-items.jsonl", None, []),
     ("peer/ramtinj95-repeated-failure-session.jsonl", None, []),
-    ("synthetic/orphan-call-end.jsonl", None, [("W103", "warning", 8)]),
+    ("synthetic/orphan-call-end.jsonl", None, [("W103", "warning", 9)]),  # the call's own line
     ("synthetic/orphan-call-end.jsonl", "responses", [("W103", "error", 8)]),
-    ("synthetic/interrupt.jsonl", None, [("W103", "warning", 8)]),
+    ("synthetic/interrupt.jsonl", None, [("W103", "warning", 9)]),
     ("synthetic/interrupt.jsonl", "responses", [("W103", "error", 8)]),
     ("synthetic/poisoned.jsonl", None, [
         ("E601", "error", 20), ("F507", "error", 8), ("W121", "error", 8), ("W122", "error", 9),

@@ -1,8 +1,9 @@
 """TEMPORARY: runs the shared conversation rules over `CodexStore.conversations()` until the shared
 rule engine on main does it for every store (then this module and its import go).
 
-A finding whose problem Codex repairs before every request (`Repair`, matched by code and call id)
-is reported one severity lower; a repair no shared rule reported becomes a finding of its own.
+It does what that engine does: the shared checks of the conversation's `codes` over its messages
+(fixes through its `Editor`), each `Repair` as a finding of its own, one severity lower when the
+runtime repairs it on every request (with the repair's `fix`), then the store's native findings.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...conversation import Conversation, Repair
-from ...model import Finding, Fix, Loc, Message, Severity
+from ...model import Finding, Fix, Message, Severity
 from ...rules.conversation import conversation_findings
 from ...rules.registry import RULES, checker, finding
 
@@ -28,34 +29,28 @@ def _fix(conv: Conversation, code: str, msg: Message, evidence: dict[str, Any]) 
 
 
 def conversation_check(conv: Conversation) -> Iterator[Finding]:
-    repaired = {(r.code, r.subject): r for r in conv.repairs}
-    reported: set[tuple[str, str | None]] = set()
-
     def make(code: str, text: str, msg: Message, severity: Any = None, fix: Any = None,
              evidence: dict[str, Any] | None = None) -> Finding:
         ev = dict(evidence or {})
-        key = (code, ev.get("tool_call_id"))
-        rule_severity = severity or RULES[code].severity
-        if key in repaired:
-            reported.add(key)
-            rule_severity = LOWER[rule_severity]
-            ev["runtime_repair"] = repaired[key].message
-        return finding(code, text, path=conv.path, format=conv.format, session=conv.session,
-                       severity=rule_severity, fix=fix or _fix(conv, code, msg, ev),
-                       line=msg.loc.line, end_line=msg.loc.end_line, position=msg.position, evidence=ev)
+        return finding(code, text, path=conv.path, format=conv.format, session=conv.session, severity=severity,
+                       fix=fix or _fix(conv, code, msg, ev), line=msg.loc.line, end_line=msg.loc.end_line,
+                       position=msg.position, evidence=ev)
 
     yield from conversation_findings(conv.messages, make=make, codes=conv.codes,
                                      empty_parts_vacuous=conv.empty_parts_vacuous)
-    for key, repair in repaired.items():
-        if key not in reported:
+    seen: set[tuple[str, str | None]] = set()
+    for repair in conv.repairs:
+        if (repair.code, repair.subject) not in seen:
+            seen.add((repair.code, repair.subject))
             yield _repair_finding(conv, repair)
 
 
 def _repair_finding(conv: Conversation, repair: Repair) -> Finding:
-    source: Loc = repair.source
+    severity = RULES[repair.code].severity
     return finding(repair.code, repair.message, path=conv.path, format=conv.format, session=conv.session,
-                   severity=LOWER[RULES[repair.code].severity], line=source.line, end_line=source.end_line,
-                   position=repair.position, evidence={"tool_call_id": repair.subject, **repair.evidence})
+                   severity=LOWER[severity] if repair.when == "every-request" else severity,
+                   line=repair.source.line, end_line=repair.source.end_line, position=repair.position,
+                   fix=repair.fix, evidence=dict(repair.evidence))
 
 
 @checker("codex-rollout")

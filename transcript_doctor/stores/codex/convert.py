@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...conversation import Conversation, Editor, Repair
-from ...model import Loc, Message, Part
+from ...model import Loc, Message, Part, ToolCall
 from .items import ASSISTANT_SIDE, Item, tool_call
-from .reconstruct import Entry, Request
+from .reconstruct import RAW_TARGET, Entry, Request
 
 # The shared rules that describe what the Responses API rejects: it does not need outputs right
 # after their calls (W107), accepts any first item (W108), consecutive assistant items (W109) and
-# empty reasoning or text items (W101, W102).
-CODEX_CODES = frozenset({"W103", "W104", "W105", "W106", "F507", "F508"})
+# empty reasoning or text items (W101, W102). Sending to Codex, W103 and W104 are repairs instead.
+RAW_CODES = frozenset({"W103", "W104", "W105", "W106", "F507", "F508"})
+CODEX_CODES = RAW_CODES - {"W103", "W104"}
 
 
 def is_assistant_side(item: Item) -> bool:
@@ -81,33 +82,54 @@ def to_messages(entries: Iterable[Entry]) -> list[Message]:
     return messages
 
 
-def repairs(request: Request, calls: dict[str, Entry]) -> list[Repair]:
+def _calls_by_id(messages: list[Message]) -> dict[str, tuple[Message, ToolCall]]:
+    found: dict[str, tuple[Message, ToolCall]] = {}
+    for msg in messages:
+        for call in msg.tool_calls:
+            found.setdefault(call.id, (msg, call))
+    return found
+
+
+def repairs(request: Request, messages: list[Message], editor: Editor) -> list[Repair]:
+    """Codex's own repairs: an "aborted" output for each unanswered call, orphan outputs dropped."""
     found = []
+    calls = _calls_by_id(messages) if request.added else {}
     for added in request.added:
         call_id = added.item.call_id or ""
-        call = calls.get(call_id)
+        msg, call = calls[call_id]
+        where = "at the end of the history" if added is request.entries[-1] else "mid-history"
         found.append(Repair(
-            "W103", f"Codex adds an \"aborted\" output for call {call_id!r} before every request",
-            "every-request", source=Loc(line=added.item.line, end_line=added.item.line),
-            position=call.position if call else None, subject=call_id,
-            evidence={"synthetic_output_position": added.position},
+            "W103", f"tool call {call_id!r} ({call.name or 'unnamed'}) in {msg.role} message at request position "
+                    f"{msg.position} has no output; Codex sends \"aborted\" for it at input[{added.position}] "
+                    "on every request (older builds and other replayers fail)",
+            "every-request", source=Loc(added.item.line, added.item.line), position=msg.position, subject=call_id,
+            evidence={"tool_call_id": call_id, "tool_name": call.name, "where": where,
+                      "synthetic_output_position": added.position},
+            fix=editor.answer_call(msg, call),
         ))
-    for item in request.dropped:
-        found.append(Repair(
-            "W104", f"Codex drops the output for {item.call_id!r} (no call issued it) before every request",
-            "every-request", source=Loc(line=item.line, end_line=item.line), subject=item.call_id or "",
-        ))
+    for msg in messages:
+        if msg.role == "tool" and msg.position is None:
+            call_id = msg.tool_call_id or ""
+            found.append(Repair(
+                "W104", f"tool output for {call_id!r} answers no call; Codex drops it before every request",
+                "every-request", source=msg.loc, subject=call_id, evidence={"tool_call_id": call_id},
+                fix=editor.remove_message(msg),
+            ))
     return found
 
 
 def conversation(path: str, fmt: str, session: str | None, request: Request, unsent: list[tuple[Item, str]],
                  editor: Editor, target: str, live: bool) -> Conversation:
-    calls = {e.item.call_id or "": e for e in request.entries if e.item.is_call}
+    """The conversation the shared rules see. For Codex itself, W103 and W104 are repairs (Codex
+    answers unanswered calls and drops orphan outputs on every request); for the raw Responses API
+    target nothing is repaired and the shared rules report them."""
     messages = to_messages(request.entries)
-    off = [Message(role=item.role or item.kind, parts=list(item.parts), loc=Loc(line=item.line, end_line=item.line),
+    off = [Message(item.role or item.kind, list(item.parts), loc=Loc(item.line, item.line),
                    extra={"unsent": reason}) for item, reason in unsent]
+    raw = target == RAW_TARGET
     return Conversation(
         path=path, format=fmt, session=session, messages=messages,
-        repairs=repairs(request, calls) if target != "responses" else [],
-        unsent=off, editor=editor, codes=CODEX_CODES, empty_parts_vacuous=False, live=live, target=target,
+        repairs=[] if raw else repairs(request, messages, editor),
+        unsent=off, editor=editor, codes=RAW_CODES if raw else CODEX_CODES,
+        empty_parts_vacuous=False, live=live, target=target,
     )
