@@ -1,4 +1,4 @@
-"""Store-independent conversation checks: each rule with a positive case and a near miss."""
+"""The shared rules through the rule engine: each rule with a positive case and a near miss."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from transcript_doctor.conversation import Conversation
 from transcript_doctor.model import Loc, Message, Part, ToolCall
-from transcript_doctor.rules.conversation import (
-    conversation_findings,
-    encoding_problem,
-    is_vacuous,
-    simple_make,
-)
+from transcript_doctor.rules.engine import check_conversation, shared_codes
+from transcript_doctor.rules.shared.predicates import encoding_problem, is_vacuous
 
 
 def user(text="hi"):
@@ -39,8 +36,8 @@ def run(messages, codes=None, **kw):
     for i, m in enumerate(messages):
         m.position = i
         m.loc = Loc(row=100 + i, table="messages")
-    make = simple_make("mem", "test")
-    return list(conversation_findings(messages, make=make, codes=codes, **kw))
+    conversation = Conversation("mem", "test", None, messages, **kw)
+    return list(check_conversation(conversation, shared_codes() if codes is None else codes))
 
 
 def codes_of(findings):

@@ -1,60 +1,11 @@
-"""The labelled OpenCode fixtures: every must_find found, no must_not_find near-miss reported."""
+"""The OpenCode fixtures beyond their labels (tests/test_cases.py checks those): exact locations and evidence."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from .test_opencode_support import FIXTURES, copy_fixture_db, scan
-from transcript_doctor.model import Finding
-
-EXPECTED = sorted(FIXTURES.glob("*.expected.json"))
-
-
-def _matches(f: Finding, entry: dict) -> bool:
-    return (
-        f.name == entry["name"]
-        and (entry["session"] is None or f.session == entry["session"])
-        and (entry["row"] is None or f.row == entry["row"])
-        and (entry["line"] is None or f.line == entry["line"])
-    )
-
-
-def _store_copy(expected: dict, tmp_path: Path) -> Path:
-    if expected["format"] == "opencode-db":
-        return copy_fixture_db(tmp_path)
-    dest = tmp_path / expected["store"]
-    shutil.copyfile(FIXTURES / expected["store"], dest)
-    return dest
-
-
-@pytest.fixture(params=EXPECTED, ids=lambda p: p.name)
-def labelled(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict, list[Finding]]:
-    expected = json.loads(request.param.read_text())
-    path = _store_copy(expected, tmp_path)
-    findings = scan(path)
-    assert {f.format for f in findings} <= {expected["format"]}
-    return expected, findings
-
-
-def test_there_are_labelled_stores() -> None:
-    assert {json.loads(p.read_text())["format"] for p in EXPECTED} == {"opencode-db", "opencode-export"}
-
-
-def test_must_find(labelled: tuple[dict, list[Finding]]) -> None:
-    expected, findings = labelled
-    missing = [e for e in expected["must_find"] if not any(_matches(f, e) for f in findings)]
-    assert not missing, missing
-
-
-def test_must_not_find(labelled: tuple[dict, list[Finding]]) -> None:
-    expected, findings = labelled
-    wrong = [(e["name"], e["session"], e["note"]) for e in expected["must_not_find"] for f in findings if _matches(f, e)]
-    assert not wrong, wrong
-
 
 def test_labelled_findings_point_at_the_message_the_note_names(tmp_path: Path) -> None:
     by_key = {(f.code, f.session): f for f in scan(copy_fixture_db(tmp_path))}
@@ -76,7 +27,6 @@ def test_labelled_findings_point_at_the_message_the_note_names(tmp_path: Path) -
     e601 = by_key[("E601", "ses_0297c0afffa8TGvsHKSNjYzrTq")]
     assert e601.evidence["named_position"] == 7 and e601.evidence["rule"] == "W103"
     assert e601.evidence["record"] == {"position": 7, "found": False, "request_length": 1}
-
 
 def test_export_findings_carry_file_lines(tmp_path: Path) -> None:
     path = tmp_path / "export.json"

@@ -15,7 +15,8 @@ from .test_opencode_support import (
 )
 from transcript_doctor.model import TdocError
 from transcript_doctor.replay_view import replay_path
-from transcript_doctor.rules.conversation import conversation_findings, simple_make
+from transcript_doctor.conversation import Conversation
+from transcript_doctor.rules.engine import check_conversation
 from transcript_doctor.stores.opencode.projection import project
 from transcript_doctor.stores.opencode.reader import OcMessage, OcPart
 from transcript_doctor.stores import Options, detect, open_store
@@ -297,5 +298,5 @@ def test_replay_always_answers_every_call_right_after_it(spec: list) -> None:
     assert {m.position for m in projection.messages} == set(range(len(projection.wire)))
     assert all(w["content"] for w in projection.wire)  # never an empty request message
     pairing = {"W103", "W104", "W106", "W107"}
-    found = conversation_findings(projection.messages, make=simple_make("x", "opencode-db"), codes=pairing)
+    found = check_conversation(Conversation("x", "opencode-db", None, projection.messages), pairing)
     assert not list(found)

@@ -9,7 +9,7 @@ values are configuration errors (exit 2), named with the file they came from.
 ```toml
 [tool.tdoc]
 select = ["W", "C201"]
-ignore = ["W109"]
+ignore = ["S304"]
 fail-on = "warning"
 unsafe-fixes = false
 backup-dir = ".tdoc-backups"

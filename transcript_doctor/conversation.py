@@ -48,6 +48,7 @@ class Repair:
     position: int | None = None
     subject: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    engine: str | None = None  # the replay engine that makes the repair, for stores with several
     fix: Fix | None = None
 
 
@@ -56,7 +57,13 @@ class Editor(Protocol):
 
     The rule decides *what* to do; the editor decides *how* it is written in this store (a line
     deletion, a SQL update, a byte-preserving rewrite). The returned `Fix` carries the edits
-    that the heal pipeline applies, so `Fix.edits` is the source of truth.
+    that the heal pipeline applies, so `Fix.edits` is the source of truth. The engine stamps the
+    returned fix with the applicability the rule declares.
+
+    Optional operations, looked up by name (an editor without one cannot realise that fix):
+    `drop_call(msg, index)` (W105: the later call of a reused id), `remove_leading(msg)` (W108:
+    the messages before the first user message, `msg` the first of them) and `scrub_text(msg)`
+    (F507: replace NUL and lone surrogates with U+FFFD). `NoEdits` shows their signatures.
     """
 
     def remove_message(self, msg: Message) -> Fix | None:
@@ -79,6 +86,15 @@ class NoEdits:
         return None
 
     def answer_call(self, msg: Message, call: ToolCall) -> Fix | None:
+        return None
+
+    def drop_call(self, msg: Message, index: int) -> Fix | None:
+        return None
+
+    def remove_leading(self, msg: Message) -> Fix | None:
+        return None
+
+    def scrub_text(self, msg: Message) -> Fix | None:
         return None
 
 

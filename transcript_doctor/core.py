@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .model import SEVERITY_RANK, FileResult, Finding, TdocError
-from .rules import CHECKS, selected_codes
+from .rules import engine, selected_codes
 from .stores import Options, Store, expand_paths, open_store
 
 if TYPE_CHECKING:
@@ -91,13 +91,9 @@ class Report:
 
 
 def check_store(store: Store, config: ScanConfig, codes: set[str] | None = None) -> list[Finding]:
-    """Run every check registered for the store's format; keep the selected codes, sorted."""
+    """The selected findings of one store, sorted (the rule engine, `rules/engine.py`)."""
     wanted = config.codes() if codes is None else codes
-    found: list[Finding] = []
-    for check in CHECKS.get(store.format, ()):
-        found.extend(f for f in check(store, config.options) if f.code in wanted)
-    found.sort(key=Finding.sort_key)
-    return found
+    return engine.check_store(store, config.options, wanted)
 
 
 def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> FileResult:

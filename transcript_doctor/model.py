@@ -57,6 +57,10 @@ class Part:
     kind: str
     text: str = ""
     signed: bool = False
+    # Where the part lives when the store keeps parts as records of their own (OpenCode's part
+    # table), and the evidence naming it; a finding about the part points there.
+    source: Loc | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -83,6 +87,8 @@ class Message:
     loc: Loc = field(default_factory=Loc)
     position: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Added to the evidence of every shared-rule finding about this message (e.g. the store's id).
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def visible_text(self) -> str:

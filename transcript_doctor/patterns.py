@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from .rules import lookup
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -49,8 +51,17 @@ class RejectionMatch:
     role: str | None = None  # the role the error says the message has ("with role 'assistant'")
 
 
+def _code(name: str) -> str:
+    rule = lookup(name)
+    if rule is None:
+        raise ValueError(f"pattern names an unknown rule: {name}")
+    return rule.code
+
+
 def _p(id: str, provider: str, rule: str, description: str, *parts: str, related: str = "") -> Pattern:
-    return Pattern(id, tuple(re.compile(p) for p in parts), provider, rule, description, tuple(related.split()))
+    """A pattern whose cause is rule `rule` (named by its kebab name, like `related`)."""
+    return Pattern(id, tuple(re.compile(p) for p in parts), provider, _code(rule), description,
+                   tuple(_code(r) for r in related.split()))
 
 
 _Q = "['\"`]?"  # optional quote around a quoted identifier: ' " or `
@@ -64,48 +75,48 @@ _THINKING = "a thinking/reasoning block that was altered, emptied or carried acr
 # kimi-code fallbacks at the end (which would also match several of them).
 PATTERNS: list[Pattern] = [
     # Moonshot / Kimi
-    _p("empty-message-at-position", "moonshot", "W101", _EMPTY_MESSAGE,
+    _p("empty-message-at-position", "moonshot", "vacuous-assistant", _EMPTY_MESSAGE,
        rf"message at position \d+ with role {_Q}[a-z]+{_Q} must not be empty"),
     # Anthropic Messages API (also via Vertex, Bedrock and proxies)
-    _p("anthropic-tool-use-without-result", "anthropic", "W103", _ORPHAN_CALL,
-       r"tool_use`? ids were found without `?tool_result`? blocks", related="W107"),
-    _p("anthropic-unexpected-tool-use-id", "anthropic", "W104", _ORPHAN_RESULT,
-       r"unexpected `?tool_use_id`? found in `?tool_result", related="W106"),
-    _p("anthropic-tool-result-count", "anthropic", "W103", "tool results missing right after their calls",
-       r"did not find \d+ tool_result block", related="W107"),
-    _p("tool-use-ids-unique", "anthropic", "W105", "two tool calls share an id", r"tool_use", r"ids must be unique"),
-    _p("anthropic-empty-content", "anthropic", "W101", _EMPTY_MESSAGE,
+    _p("anthropic-tool-use-without-result", "anthropic", "orphan-tool-call", _ORPHAN_CALL,
+       r"tool_use`? ids were found without `?tool_result`? blocks", related="displaced-tool-result"),
+    _p("anthropic-unexpected-tool-use-id", "anthropic", "orphan-tool-result", _ORPHAN_RESULT,
+       r"unexpected `?tool_use_id`? found in `?tool_result", related="duplicate-tool-result"),
+    _p("anthropic-tool-result-count", "anthropic", "orphan-tool-call", "tool results missing right after their calls",
+       r"did not find \d+ tool_result block", related="displaced-tool-result"),
+    _p("tool-use-ids-unique", "anthropic", "duplicate-tool-call-id", "two tool calls share an id", r"tool_use", r"ids must be unique"),
+    _p("anthropic-empty-content", "anthropic", "vacuous-assistant", _EMPTY_MESSAGE,
        r"all messages must have non-empty content"),
-    _p("text-blocks-non-empty", "anthropic", "W102", _BLANK_PART, r"text content blocks must be non-empty"),
-    _p("text-blocks-non-whitespace", "anthropic", "W102", _BLANK_PART,
+    _p("text-blocks-non-empty", "anthropic", "blank-text-part", _BLANK_PART, r"text content blocks must be non-empty"),
+    _p("text-blocks-non-whitespace", "anthropic", "blank-text-part", _BLANK_PART,
        r"text content blocks must contain non-whitespace"),
-    _p("anthropic-invalid-signature", "anthropic", "E601", _THINKING,
+    _p("anthropic-invalid-signature", "anthropic", "recorded-provider-rejection", _THINKING,
        r"invalid `?signature`? in `?thinking`? block"),
-    _p("anthropic-thinking-modified", "anthropic", "E601", _THINKING,
+    _p("anthropic-thinking-modified", "anthropic", "recorded-provider-rejection", _THINKING,
        r"redacted_thinking`? blocks in the latest assistant message cannot be modified"),
-    _p("anthropic-thinking-expected", "anthropic", "E601", "a final tool-loop turn whose thinking was stripped",
+    _p("anthropic-thinking-expected", "anthropic", "recorded-provider-rejection", "a final tool-loop turn whose thinking was stripped",
        r"expected `?thinking`? or `?redacted_thinking`?, but found"),
-    _p("anthropic-thinking-first", "anthropic", "E601", "thinking blocks out of order",
+    _p("anthropic-thinking-first", "anthropic", "recorded-provider-rejection", "thinking blocks out of order",
        r"the first block must be `?thinking`? or `?redacted_thinking"),
-    _p("anthropic-thinking-disabled", "anthropic", "E601", "thinking replayed to a request without thinking",
+    _p("anthropic-thinking-disabled", "anthropic", "recorded-provider-rejection", "thinking replayed to a request without thinking",
        r"when thinking is disabled, an `?assistant`? message in the final position cannot contain"),
-    _p("anthropic-final-thinking", "anthropic", "T405", "an assistant message that ends in a thinking block",
+    _p("anthropic-final-thinking", "anthropic", "think-only-final", "an assistant message that ends in a thinking block",
        r"the final block in an assistant message cannot be `?thinking"),
-    _p("lone-surrogate", "anthropic", "F507", "a lone UTF-16 surrogate in stored text",
+    _p("lone-surrogate", "anthropic", "bad-text-encoding", "a lone UTF-16 surrogate in stored text",
        r"no (?:low|high) surrogate in string"),
-    _p("request-not-json", "anthropic", "F507", "text the provider's JSON parser rejects (NUL bytes, binary)",
+    _p("request-not-json", "anthropic", "bad-text-encoding", "text the provider's JSON parser rejects (NUL bytes, binary)",
        r"the request body is not valid json"),
-    _p("claude-code-tool-concurrency", "anthropic", "W103",
+    _p("claude-code-tool-concurrency", "anthropic", "orphan-tool-call",
        "Claude Code's wording for a tool pairing error (orphan call or result, or a duplicate id)",
-       r"due to tool use concurrency issues", related="W104 W105"),
+       r"due to tool use concurrency issues", related="orphan-tool-result duplicate-tool-call-id"),
     # OpenAI Chat Completions and compatible gateways (Kimi and DeepSeek use the same words)
-    _p("tool-calls-need-results", "openai", "W103", _ORPHAN_CALL,
-       rf"assistant message with\s{{1,8}}{_Q}tool_calls{_Q}\s{{1,8}}must be followed by tool messages", related="W107"),
-    _p("tool-call-ids-no-response", "openai", "W103", _ORPHAN_CALL, r"tool_call_ids? did not have response messages",
-       related="W107"),
-    _p("tool-role-needs-call", "openai", "W104", _ORPHAN_RESULT,
+    _p("tool-calls-need-results", "openai", "orphan-tool-call", _ORPHAN_CALL,
+       rf"assistant message with\s{{1,8}}{_Q}tool_calls{_Q}\s{{1,8}}must be followed by tool messages", related="displaced-tool-result"),
+    _p("tool-call-ids-no-response", "openai", "orphan-tool-call", _ORPHAN_CALL, r"tool_call_ids? did not have response messages",
+       related="displaced-tool-result"),
+    _p("tool-role-needs-call", "openai", "orphan-tool-result", _ORPHAN_RESULT,
        rf"role\s{{1,8}}{_Q}tool{_Q}\s{{1,8}}must be a response to a prece?eding message"),
-    _p("openai-null-content", "openai", "W101", _EMPTY_MESSAGE,
+    _p("openai-null-content", "openai", "vacuous-assistant", _EMPTY_MESSAGE,
        r"invalid value for 'content': expected a string, got null"),
     # Codex CLI rollouts resent to the OpenAI Responses API (docs/codex.md §5); before the generic
     # Responses entries, which name no cause rule for these.
@@ -122,65 +133,65 @@ PATTERNS: list[Pattern] = [
        "another length): quit Codex and move ~/.codex/thread_history_*.sqlite aside so it is rebuilt",
        r"invalid paginated history lineage|cutoff byte offset is past the source rollout"),
     # OpenAI Responses API
-    _p("responses-no-tool-output", "openai-responses", "W103", _ORPHAN_CALL, r"no tool output found for function call"),
-    _p("responses-no-tool-call", "openai-responses", "W104", _ORPHAN_RESULT,
+    _p("responses-no-tool-output", "openai-responses", "orphan-tool-call", _ORPHAN_CALL, r"no tool output found for function call"),
+    _p("responses-no-tool-call", "openai-responses", "orphan-tool-result", _ORPHAN_RESULT,
        r"no tool call found for function call output"),
-    _p("responses-item-not-found", "openai-responses", "E601", "a server-side item id replayed with store=false",
+    _p("responses-item-not-found", "openai-responses", "recorded-provider-rejection", "a server-side item id replayed with store=false",
        r"item with id '?[a-z0-9_-]{0,200}'? not found"),
-    _p("responses-missing-reasoning", "openai-responses", "E601", _THINKING,
+    _p("responses-missing-reasoning", "openai-responses", "recorded-provider-rejection", _THINKING,
        r"was provided without its required 'reasoning' item"),
-    _p("responses-encrypted-content", "openai-responses", "E601", _THINKING,
+    _p("responses-encrypted-content", "openai-responses", "recorded-provider-rejection", _THINKING,
        r"encrypted content", r"could not be verified"),
-    _p("responses-encrypted-caller", "openai-responses", "E601", _THINKING,
+    _p("responses-encrypted-caller", "openai-responses", "recorded-provider-rejection", _THINKING,
        r"encrypted_content`? was not issued to this caller"),
-    _p("responses-reasoning-content", "openai-responses", "E601", "a reasoning item carrying plaintext content",
+    _p("responses-reasoning-content", "openai-responses", "recorded-provider-rejection", "a reasoning item carrying plaintext content",
        r"input\[\d+\]\.content'?: array too long"),
-    _p("responses-bad-item-id", "openai-responses", "E601", "a stored item id the API does not accept",
+    _p("responses-bad-item-id", "openai-responses", "recorded-provider-rejection", "a stored item id the API does not accept",
        r"invalid 'input\[\d+\]\.id'"),
     # DeepSeek
-    _p("insufficient-tool-messages", "deepseek", "W103", _ORPHAN_CALL, r"insufficient tool messages following"),
-    _p("deepseek-missing-reasoning", "deepseek", "E601", "thinking-mode reasoning not passed back",
+    _p("insufficient-tool-messages", "deepseek", "orphan-tool-call", _ORPHAN_CALL, r"insufficient tool messages following"),
+    _p("deepseek-missing-reasoning", "deepseek", "recorded-provider-rejection", "thinking-mode reasoning not passed back",
        r"missing `?reasoning_content`? field in the assistant message"),
-    _p("deepseek-reasoning-passback", "deepseek", "E601", "thinking-mode reasoning not passed back",
+    _p("deepseek-reasoning-passback", "deepseek", "recorded-provider-rejection", "thinking-mode reasoning not passed back",
        r"in the thinking mode must be passed back to the api"),
     # Google Gemini / Vertex
-    _p("gemini-call-placement", "google", "W108", "a function call turn not right after a user or function-response turn",
+    _p("gemini-call-placement", "google", "leading-non-user", "a function call turn not right after a user or function-response turn",
        r"function call turn comes immediately after a user turn"),
-    _p("gemini-response-placement", "google", "W104", _ORPHAN_RESULT,
+    _p("gemini-response-placement", "google", "orphan-tool-result", _ORPHAN_RESULT,
        r"function response turn comes immediately after a function call turn"),
-    _p("gemini-thought-signature", "google", "E601", _THINKING, r"thought signature is not valid"),
+    _p("gemini-thought-signature", "google", "recorded-provider-rejection", _THINKING, r"thought signature is not valid"),
     # Amazon Bedrock Converse
-    _p("bedrock-blank-text", "bedrock", "W102", _BLANK_PART,
+    _p("bedrock-blank-text", "bedrock", "blank-text-part", _BLANK_PART,
        r"text field in the contentblock object at", r"is blank"),
-    _p("bedrock-alternate", "bedrock", "W109", "two messages of one role in a row",
+    _p("bedrock-alternate", "bedrock", "consecutive-assistants", "two messages of one role in a row",
        r"conversation must alternate between user and assistant roles"),
-    _p("bedrock-empty-content", "bedrock", "W101", _EMPTY_MESSAGE,
+    _p("bedrock-empty-content", "bedrock", "vacuous-assistant", _EMPTY_MESSAGE,
        r"content field in the message object at", r"is empty"),
     # Mistral
-    _p("mistral-tool-call-id", "mistral", "E601", "a tool call id written by another provider",
+    _p("mistral-tool-call-id", "mistral", "recorded-provider-rejection", "a tool call id written by another provider",
        r"tool call id was", r"but must be a-z, a-z, 0-9, with a length of 9"),
-    _p("mistral-tool-first", "mistral", "W108", "a tool result right after the system prompt",
+    _p("mistral-tool-first", "mistral", "leading-non-user", "a tool result right after the system prompt",
        r"unexpected role '?tool'? after role '?system"),
-    _p("mistral-tool-order", "mistral", "W104", _ORPHAN_RESULT, r"unexpected role '?(?:roleenum\.)?tool"),
-    _p("mistral-user-after-tool", "mistral", "E601", "a user message right after tool results, with no assistant turn",
+    _p("mistral-tool-order", "mistral", "orphan-tool-result", _ORPHAN_RESULT, r"unexpected role '?(?:roleenum\.)?tool"),
+    _p("mistral-user-after-tool", "mistral", "recorded-provider-rejection", "a user message right after tool results, with no assistant turn",
        r"unexpected role '?user'? after role '?tool"),
-    _p("mistral-pairing", "mistral", "W103", "tool calls and results that do not pair up",
-       r"not the same number of function calls and responses", related="W104 W106"),
-    _p("mistral-empty-assistant", "mistral", "W101", _EMPTY_MESSAGE,
+    _p("mistral-pairing", "mistral", "orphan-tool-call", "tool calls and results that do not pair up",
+       r"not the same number of function calls and responses", related="orphan-tool-result duplicate-tool-result"),
+    _p("mistral-empty-assistant", "mistral", "vacuous-assistant", _EMPTY_MESSAGE,
        r"assistant message must have either content or tool_calls"),
     # Others
-    _p("ark-missing-text", "volcengine", "W102", _BLANK_PART, r"missingparameter: input\.content\.text"),
-    _p("chat-template-tool-role", "local", "W104", _ORPHAN_RESULT,
+    _p("ark-missing-text", "volcengine", "blank-text-part", _BLANK_PART, r"missingparameter: input\.content\.text"),
+    _p("chat-template-tool-role", "local", "orphan-tool-result", _ORPHAN_RESULT,
        r"message has tool role, but there was no previous assistant message with a tool call"),
     # Generic kimi-code §8 fallbacks
-    _p("tool-call-id-not-found", "openai", "W104", _ORPHAN_RESULT, r"tool_call_id", r"not found"),
-    _p("unexpected-tool-result", "anthropic", "W104", _ORPHAN_RESULT, r"unexpected\s{1,8}`?tool_result"),
-    _p("tool-use-without-result", "anthropic", "W103", _ORPHAN_CALL, r"tool_use", r"tool_result"),
-    _p("tool-result-without-use", "anthropic", "W104", _ORPHAN_RESULT, r"tool_result", r"tool_use"),
-    _p("first-message-user", "anthropic", "W108", "the history does not start with a user message",
+    _p("tool-call-id-not-found", "openai", "orphan-tool-result", _ORPHAN_RESULT, r"tool_call_id", r"not found"),
+    _p("unexpected-tool-result", "anthropic", "orphan-tool-result", _ORPHAN_RESULT, r"unexpected\s{1,8}`?tool_result"),
+    _p("tool-use-without-result", "anthropic", "orphan-tool-call", _ORPHAN_CALL, r"tool_use", r"tool_result"),
+    _p("tool-result-without-use", "anthropic", "orphan-tool-result", _ORPHAN_RESULT, r"tool_result", r"tool_use"),
+    _p("first-message-user", "anthropic", "leading-non-user", "the history does not start with a user message",
        r"first message must use the ", r"user", r" role"),
-    _p("roles-alternate", "anthropic", "W109", "two messages of one role in a row", r"roles must alternate"),
-    _p("multiple-roles-in-a-row", "anthropic", "W109", "two messages of one role in a row",
+    _p("roles-alternate", "anthropic", "consecutive-assistants", "two messages of one role in a row", r"roles must alternate"),
+    _p("multiple-roles-in-a-row", "anthropic", "consecutive-assistants", "two messages of one role in a row",
        r"multiple ", r"user|assistant", r" roles in a row"),
 ]  # fmt: skip
 

@@ -34,3 +34,24 @@ def terminal_safe(s: str) -> str:
     Rich markup is not interpreted by callers (they print with markup disabled or via Text).
     """
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+
+
+def json_safe(value: object) -> object:
+    """`value` with every string a JSON encoder accepts: lone surrogates shown as U+FFFD.
+
+    Store ids and text reach findings as read; a lone surrogate (half of a cut emoji) would make
+    orjson refuse the whole report. Lists, dicts and bytes are converted recursively.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+    if isinstance(value, bytes):
+        return json_safe(value.decode("utf-8", "replace"))
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    return value

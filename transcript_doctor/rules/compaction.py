@@ -47,6 +47,7 @@ the step with the highest `turnId` can lower the turn counter the engines restor
 ## Provider errors
 None: the lost messages go missing silently. The removed steps are the ones W101 reports.
 """,
+    availability="sometimes",
 )
 
 define(
@@ -121,6 +122,7 @@ gets no fix: the engines disagree about whether the model saw it, and deleting i
 ## Provider errors
 None directly; a vacuous phantom in the v1 history is also reported as W101.
 """,
+    availability="sometimes",
 )
 
 define(

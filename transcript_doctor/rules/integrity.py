@@ -32,6 +32,7 @@ replayed history does not change, and later appends start on a clean line.
 ## Provider errors
 None: this is a file problem; nothing is sent.
 """,
+    availability="sometimes",
 )
 
 define(
@@ -188,74 +189,5 @@ stopped, and judgement about what survived.
 
 ## Provider errors
 None: the damage is local.
-""",
-)
-
-define(
-    "F507",
-    "bad-text-encoding",
-    "error",
-    ("all",),
-    "unsafe",
-    "Text the provider's JSON parser rejects",
-    r"""
-## What it detects
-Text bound for the provider that holds a lone UTF-16 surrogate (half of an emoji cut by a JavaScript string
-slice, stored as an escape like `\ud83d`) or a NUL character (binary tool output). The NUL that opens Hermes'
-`\x00json:` content encoding is part of the storage format, not a finding.
-
-## Why it breaks a session
-The request body is no longer valid JSON for the provider's parser, so every request that carries the text
-fails before the model sees it.
-
-## Example
-```jsonl
-{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"caf\ud83d"}],"toolCalls":[],"origin":{"kind":"user"}},"time":330}
-```
-tdoc reports F507 on the line with an unsafe fix.
-
-## Fix safety
-Unsafe: the fix replaces each bad code unit with U+FFFD. That changes the stored text (tool output included) by
-one character per replacement.
-
-## Provider errors
-- Anthropic: `The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})`
-- Anthropic: `The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})`
-""",
-    provider_errors=(
-        "The request body is not valid JSON: no low surrogate in string: line 1 column {C} (char {C-1})",
-        "The request body is not valid JSON: unexpected end of data: line 1 column {N} (char {N-1})",
-    ),
-)
-
-define(
-    "F508",
-    "malformed-tool-arguments",
-    "warning",
-    ("all",),
-    "none",
-    "Tool-call arguments that are not valid JSON",
-    r"""
-## What it detects
-Tool-call arguments stored as a string that does not parse as JSON: a Hermes `tool_calls[].function.arguments`,
-a kimi `toolCalls[].arguments`. Missing arguments (kimi stores `null` when the model sent none) are not
-malformed.
-
-## Why it breaks a session
-Some servers parse the arguments of every replayed call; vLLM answers such a history with a 400 on each request.
-Others pass it on, and the model sees a call it cannot make sense of.
-
-## Example
-```text
-messages id=40  role='assistant'
-tool_calls='[{"id": "call_3", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"a.txt\", \"text\": \"hi"}}]'
-```
-tdoc reports F508 on row 40 for `call_3`.
-
-## Fix safety
-None: the arguments the model meant cannot be reconstructed.
-
-## Provider errors
-None recorded verbatim; vLLM rejects such a request with a JSON parse error.
 """,
 )

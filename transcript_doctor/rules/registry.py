@@ -1,9 +1,16 @@
 """The one rule registry.
 
-A rule is defined once, in its family module (`wedge`, `compaction`, `sentinel`, `terminal`,
-`integrity`, `errors`), with its metadata and the documentation `tdoc explain` prints. Checks are
-functions registered per store format with `@checker(format)`; a check may report any number of
-rule codes, and the engine filters them with `--select`/`--ignore` afterwards.
+A rule is defined once, with its metadata and the documentation `tdoc explain` prints. A shared
+rule (one that reads the conversation model) lives in its own module under `rules/shared/`, its
+documentation beside the check function that emits it (`@conversation_check(RULE)`); the rule
+engine (`rules/engine.py`) runs only the checks of selected rules. A store-specific rule is
+defined in its family module (`compaction`, `sentinel`, `terminal`, `integrity`, `errors`) and
+emitted by the store's `native_findings`, which is handed the selected codes.
+
+`fix` is the applicability of the rule's fix (safe | unsafe | none); `availability` says whether
+every finding carries that fix (always), only some do, because the store cannot realise it in
+every case (sometimes), or none does (never). `tests/test_rule_availability.py` checks each
+declaration against the findings of the shipped fixtures. See `docs/rules.md`.
 """
 
 from __future__ import annotations
@@ -11,9 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..model import Finding, Fix, Severity
+
+if TYPE_CHECKING:
+    from .shared.support import ConversationCheck
+
+Availability = Literal["always", "sometimes", "never"]
 
 CODE_RE = re.compile(r"^[WCSTFE][1-9]\d\d$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -25,7 +37,6 @@ FAMILIES = {
     "F": "integrity",
     "E": "recorded-error",
 }
-DOC_SECTIONS = ("What it detects", "Why it breaks a session", "Example", "Fix safety", "Provider errors")
 
 
 @dataclass(frozen=True)
@@ -38,10 +49,16 @@ class Rule:
     summary: str
     doc: str
     provider_errors: tuple[str, ...] = ()
+    availability: Availability = "always"
 
     @property
     def family(self) -> str:
         return FAMILIES[self.code[0]]
+
+    @property
+    def shared(self) -> bool:
+        """Whether the rule engine checks it over the conversation model (not a store)."""
+        return self.code in CONVERSATION_CHECKS
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +79,7 @@ _BY_NAME: dict[str, Rule] = {}
 
 Check = Callable[..., Iterable[Finding]]
 CHECKS: dict[str, list[Check]] = {}
+CONVERSATION_CHECKS: dict[str, ConversationCheck] = {}
 
 
 def define(
@@ -73,15 +91,22 @@ def define(
     summary: str,
     doc: str,
     provider_errors: Iterable[str] = (),
+    availability: Availability | None = None,
 ) -> Rule:
-    """Add a rule to the catalogue; a duplicate code or name is a programming error."""
+    """Add a rule to the catalogue; a duplicate code or name is a programming error.
+
+    `availability` defaults to "never" for a rule without a fix and "always" otherwise.
+    """
     if not CODE_RE.match(code) or not NAME_RE.match(name):
         raise ValueError(f"bad rule code or name: {code} {name}")
     if code in RULES or name in _BY_NAME:
         raise ValueError(f"duplicate rule: {code} {name}")
     if fix not in ("safe", "unsafe", "none"):
         raise ValueError(f"bad fix applicability for {code}: {fix}")
-    rule = Rule(code, name, severity, tuple(systems), fix, summary, doc.strip(), tuple(provider_errors))
+    availability = availability or ("never" if fix == "none" else "always")
+    if fix == "none" and availability != "never":
+        raise ValueError(f"{code}: a rule without a fix cannot declare availability {availability!r}")
+    rule = Rule(code, name, severity, tuple(systems), fix, summary, doc.strip(), tuple(provider_errors), availability)
     RULES[code] = rule
     _BY_NAME[name] = rule
     return rule
@@ -90,6 +115,18 @@ def define(
 def lookup(code_or_name: str) -> Rule | None:
     key = code_or_name.strip()
     return RULES.get(key.upper()) or _BY_NAME.get(key.lower())
+
+
+def conversation_check(rule: Rule) -> Callable[[ConversationCheck], ConversationCheck]:
+    """Register the check that emits shared rule `rule` over a conversation (one per rule)."""
+
+    def register(fn: ConversationCheck) -> ConversationCheck:
+        if rule.code in CONVERSATION_CHECKS:
+            raise ValueError(f"{rule.code} already has a conversation check")
+        CONVERSATION_CHECKS[rule.code] = fn
+        return fn
+
+    return register
 
 
 def checker(*formats: str) -> Callable[[Check], Check]:

@@ -44,6 +44,7 @@ model will no longer see that it answered, hence opt-in.
 ## Provider errors
 None: the provider accepted the request; the damage is in the content.
 """,
+    availability="sometimes",
 )
 
 define(
@@ -187,6 +188,7 @@ row is something the user or the model said.
 ## Provider errors
 None: the provider accepted the request; the damage is in the content.
 """,
+    availability="sometimes",
 )
 
 define(

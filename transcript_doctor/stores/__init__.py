@@ -24,18 +24,21 @@ __all__ = [
     "is_candidate_name",
     "kinds",
     "open_store",
+    "register",
 ]
 
 HEAD_BYTES = 65536
-SQLITE_MAGIC = b"SQLite format 3\x00"
 # Names tdoc looks at when walking a directory; detection still goes by content.
 _CANDIDATE_SUFFIXES = {".jsonl", ".ndjson", ".json", ".db", ".sqlite", ".sqlite3", ".zip"}
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "blobs"}
 
 
+_REGISTERED: dict[str, StoreKind] = {}
+
+
 @lru_cache(maxsize=1)
-def kinds() -> dict[str, StoreKind]:
-    """Every store kind, keyed by format id, in a stable order."""
+def _packaged() -> dict[str, StoreKind]:
+    """The kinds of the store packages shipped with tdoc (each subpackage's `KINDS`)."""
     found: dict[str, StoreKind] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if not info.ispkg:
@@ -44,6 +47,17 @@ def kinds() -> dict[str, StoreKind]:
         for kind in getattr(module, "KINDS", ()):
             found[kind.format] = kind
     return found
+
+
+def kinds() -> dict[str, StoreKind]:
+    """Every store kind, keyed by format id, in a stable order: shipped ones, then registered."""
+    return {**_packaged(), **_REGISTERED}
+
+
+def register(kind: StoreKind) -> StoreKind:
+    """Add a store kind from outside the package (a plug-in, a test); detection tries it last."""
+    _REGISTERED[kind.format] = kind
+    return kind
 
 
 def read_head(path: Path) -> bytes:
@@ -69,7 +83,7 @@ def detect(path: Path, forced: str | None = None) -> StoreKind:
             return kind
     if not head.strip():
         raise TdocError(f"{path}: empty file, no store to read")
-    raise TdocError(f"{path}: not a store tdoc recognises (kimi-code wire journal, Hermes, OpenCode or eve)")
+    raise TdocError(f"{path}: not a store tdoc recognises (known formats: {', '.join(all_kinds)})")
 
 
 def open_store(path: Path, display: str, options: Options, forced: str | None = None) -> Store:

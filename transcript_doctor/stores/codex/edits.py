@@ -68,10 +68,13 @@ class CodexEditor:
         self.rollout = rollout
 
     def remove_message(self, msg: Message) -> Fix | None:
+        """An output that must not be sent: its line is overwritten with spaces (same byte length;
+        Codex and tdoc skip blank lines), so no offset moves."""
         if msg.role != "tool" or not msg.extra.get("written") or msg.loc.line is None:
             return None
         line = msg.loc.line
-        return Fix("unsafe", f"delete line {line}; {OFFSETS_NOTE}", (Edit("delete", line=line),))
+        width = len(read_line(self.path, self.rollout, line))
+        return Fix("safe", f"blank line {line} with spaces (same byte length)", (Edit("replace", line=line, text=" " * width),))
 
     def drop_part(self, msg: Message, index: int) -> Fix | None:
         return None

@@ -8,23 +8,26 @@ request position with certainty.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Collection, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ...model import Edit, Finding, Fix
 from ...patterns import match_rejection
-from ...rules.registry import checker, finding
+from ...rules.registry import finding
 from ...text import excerpt, is_blank
-from ..base import Options
 from .filler import filler_kind
 from .markers import classify, normalise
-from .store import FORMAT, EveStore
 from .turns import TERMINAL_FINISH, Failure, Reply, Step, Turn
+
+if TYPE_CHECKING:
+    from .store import EveStore
+
+TURN_CODES = frozenset({"S302", "S303", "S306", "T403", "C203"})
 
 
 def _find(store: EveStore, code: str, message: str, line: int | None, **fields: Any) -> Finding:
     return finding(
-        code, message, path=store.display, format=FORMAT, session=store.stream.session_id, line=line, **fields
+        code, message, path=store.display, format=store.format, session=store.stream.session_id, line=line, **fields
     )
 
 
@@ -32,16 +35,18 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(excerpt(text, limit))
 
 
-@checker(FORMAT)
-def check_eve(store: EveStore, options: Options) -> Iterator[Finding]:
+def native_findings(store: EveStore, codes: Collection[str]) -> Iterator[Finding]:
+    """Every eve finding of the selected `codes` (the rule engine keeps only those)."""
     yield from _problems(store)
-    has_human = any(turn.human for turn in store.stream.turns)
-    for turn in store.stream.turns:
-        yield from _markers(store, turn)
-        yield from _filler(store, turn, has_human)
-        yield from _non_terminal(store, turn)
-        yield from _phantoms(store, turn)
-    yield from _rejections(store)
+    if TURN_CODES & set(codes):
+        has_human = any(turn.human for turn in store.stream.turns)
+        for turn in store.stream.turns:
+            yield from _markers(store, turn)
+            yield from _filler(store, turn, has_human)
+            yield from _non_terminal(store, turn)
+            yield from _phantoms(store, turn)
+    if "E601" in codes:
+        yield from _rejections(store)
 
 
 # --------------------------------------------------------------------------- F50x

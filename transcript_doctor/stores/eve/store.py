@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ...fixes.jsonl_heal import heal_lines, restore_lines
 from ...model import Finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from .checks import native_findings as eve_findings
 from .reader import read_stream, sniff
 from .replay import replay
 from .turns import Stream
@@ -33,6 +35,12 @@ class EveStore(Store):
 
     def replay(self, options: Options) -> Any:
         return replay(self.stream, self.display)
+
+    # No `conversations`: eve keeps the model history in workflow state, and a stream line cannot
+    # be mapped to a request position with certainty, so the shared rules have nothing to read
+    # (see docs/eve.md). Everything eve reports is its own.
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        return eve_findings(self, codes)
 
     def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
         """Line edits only (a torn tail, the records of an attempt that left nothing)."""

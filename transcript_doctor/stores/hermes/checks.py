@@ -1,28 +1,31 @@
-"""Hermes rules over one resumed session: sentinels, scaffolding, terminality, and the shared
-conversation checks. Findings carry the session, the `messages.id` row (or the export line), the
-request position, and a fix whose edits mirror Hermes' own operations (see `plan.py`).
+"""Hermes rules over one resumed session: the conversation the shared rules read, and the rules
+only Hermes has (sentinels, scaffolding, terminality, unreadable rows). Findings carry the
+session, the `messages.id` row (or the export line), the request position, and a fix whose edits
+mirror Hermes' own operations (see `plan.py` and `editor.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import Finding, Message
-from ...rules.conversation import conversation_findings
+from ...conversation import Conversation, NoEdits
+from ...model import Finding, Loc, Message
+from ...rules.engine import check_conversation, shared_codes
 from ...rules.registry import finding
-from ...text import excerpt
+from ...text import excerpt, json_safe
+from ..session_pass import SessionPass
 from . import plan
 from .content import EMPTY_TOOL_RESPONSE_NUDGE, leaked_empty_sentinel, starts_with_sentinel, visible_text_for_sentinel_check
+from .editor import HermesEditor, fix_signature
 from .reader import Row
-from .replay import json_safe
 from .resume import Entry, build, turns
 from .scaffolding import find_markers, marker_evidence
 from .thinking import has_content_after_think_block, has_inline_thinking, strip_think_blocks
 
-CONVERSATION_CODES = ("W101", "W102", "W103", "W104", "W105", "W106", "W107", "W108", "W109", "F507", "F508")
 TERMINAL_FINISH = frozenset({"stop", "end_turn"})
+NATIVE_CODES = frozenset({"F504", "S301", "S304", "S305", "T403", "T405"})
 
 
 def safe_excerpt(text: str) -> str:
@@ -32,7 +35,7 @@ def safe_excerpt(text: str) -> str:
 
 @dataclass
 class SessionScan:
-    """Everything one session's checks need, and the fix actions of the findings they made."""
+    """One session as Hermes resumes it, and the fix actions of the findings made on it."""
 
     path: str
     format: str
@@ -43,29 +46,43 @@ class SessionScan:
     entries: list[Entry] = field(default_factory=list)
     actions: dict[tuple, list[plan.Action]] = field(default_factory=dict)
 
-    def make(self, code: str, text: str, msg: Message, severity: Any = None, fix: Any = None,
-             evidence: dict[str, Any] | None = None, actions: list[plan.Action] | None = None,
-             row: Row | None = None) -> Finding:
-        row = row or self._row_of(msg)
+    def __post_init__(self) -> None:
+        self.entries, _dropped = build(self.rows, export=self.export)
+        for e in self.entries:
+            e.message.extra["row"] = e.row
+            e.message.loc = self.loc_of(e.row)
+            if self.export:
+                e.message.evidence["message_id"] = e.row.id
+
+    def loc_of(self, row: Row | None) -> Loc:
+        if row is None:
+            return Loc()
+        if self.export:
+            return Loc(line=row.line)
+        return Loc(row=row.id, table="messages")
+
+    def conversation(self) -> Conversation:
+        """The request Hermes would send on resume, for the shared rules."""
+        editor = NoEdits() if self.export else HermesEditor(self)
+        return Conversation(self.path, self.format, self.session, [e.message for e in self.entries], editor=editor)
+
+    def make(self, code: str, text: str, msg: Message | None, *, actions: list[plan.Action],
+             evidence: dict[str, Any] | None = None, row: Row | None = None) -> Finding:
+        """A finding of a Hermes-only rule on `row` (or the row of `msg`) with its fix actions."""
+        row = row or (msg.extra.get("row") if msg is not None else None)
         evidence = json_safe(dict(evidence or {}))  # ids and text straight from the store
         if self.export and row is not None:
             evidence.setdefault("message_id", row.id)
-        if actions is None:
-            actions = plan.default_actions(code, row, self, evidence)
+        loc = self.loc_of(row)
         f = finding(
-            code, text, path=self.path, format=self.format, severity=severity, session=self.session,
-            line=row.line if self.export and row else None,
-            row=None if self.export or row is None else row.id,
-            table=None if self.export else "messages",
+            code, text, path=self.path, format=self.format, session=self.session,
+            line=loc.line, row=loc.row, table=loc.table,
             position=msg.position if msg is not None else None, evidence=evidence,
         )
         if actions and not self.export:
-            f.fix = fix or plan.describe(code, actions, self)
+            f.fix = plan.describe(code, actions, self)
             self.actions[finding_key(f)] = actions
         return f
-
-    def _row_of(self, msg: Message | None) -> Row | None:
-        return msg.extra.get("row") if msg is not None else None
 
 
 def finding_key(f: Finding) -> tuple:
@@ -74,13 +91,26 @@ def finding_key(f: Finding) -> tuple:
 
 
 def scan_session(scan: SessionScan) -> Iterator[Finding]:
-    entries, _dropped = build(scan.rows, export=scan.export)
-    for e in entries:
-        e.message.extra["row"] = e.row
-    scan.entries = entries
-    yield from _record_problems(scan)
-    messages = [e.message for e in entries]
-    yield from conversation_findings(messages, make=scan.make, codes=CONVERSATION_CODES)
+    """Every finding of one session, shared rules included (what a heal re-checks)."""
+    conversation = scan.conversation()
+    for f in check_conversation(conversation, shared_codes()):
+        if f.fix is not None and isinstance(conversation.editor, HermesEditor):
+            scan.actions[finding_key(f)] = conversation.editor.actions[fix_signature(f.fix)]
+        yield f
+    yield from native_session_findings(scan, NATIVE_CODES)
+
+
+def session_pass() -> SessionPass[SessionScan]:
+    """Conversations and Hermes-only findings from one read of each session."""
+    return SessionPass(SessionScan.conversation, native_session_findings, NATIVE_CODES)
+
+
+def native_session_findings(scan: SessionScan, codes: Collection[str]) -> Iterator[Finding]:
+    """The findings only Hermes can see in one session, for the selected `codes`."""
+    if "F504" in codes:
+        yield from _record_problems(scan)
+    if not {"S301", "S304", "S305", "T403", "T405"} & set(codes):
+        return
     nudged = set()
     for f in _recovery_nudges(scan):
         nudged.update(f.evidence["rows"])

@@ -9,17 +9,18 @@ Hermes resumes from `state.db`, not from an export.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ...rules.registry import finding
 from ..base import HealOptions, HealResult, Options, Store
-from .checks import SessionScan, scan_session
+from .checks import SessionScan, scan_session, session_pass
 from .reader import Row, SessionInfo, row_from_mapping, session_from_mapping
 from .replay import replay_session
 
@@ -42,6 +43,7 @@ class HermesExportStore(Store):
         self._lines: list[tuple[int, int, str]] = []  # (line number, byte offset, session id)
         self.problems: list[LineProblem] = []
         self._records = 0
+        self._native = session_pass()
         self._index()
 
     def _index(self) -> None:
@@ -93,12 +95,26 @@ class HermesExportStore(Store):
                 obj = orjson.loads(fh.readline())
                 yield sid, [_row(m, sid, number) for m in obj["messages"] if isinstance(m, dict)]
 
-    def scan_sessions(self, session_ids: list[str] | None = None) -> Iterator[Finding]:
-        for sid, rows in self.iter_sessions(session_ids):
-            yield from scan_session(SessionScan(self.display, self.format, sid, rows, export=True))
+    def session_scans(self) -> Iterator[SessionScan]:
+        for sid, rows in self.iter_sessions():
+            yield SessionScan(self.display, self.format, sid, rows, export=True)
 
-    def line_findings(self) -> Iterator[Finding]:
+    def scan_sessions(self) -> Iterator[Finding]:
+        """Every finding of every exported session, shared rules included."""
+        for scan in self.session_scans():
+            yield from scan_session(scan)
+
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        yield from self._native.conversations(self.session_scans())
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        yield from self.line_findings(codes)
+        yield from self._native.findings(self.session_scans, codes)
+
+    def line_findings(self, codes: Collection[str]) -> Iterator[Finding]:
         for p in self.problems:
+            if p.code not in codes:
+                continue
             yield finding(p.code, f"line {p.line}: {p.message}", path=self.display, format=self.format,
                           line=p.line, end_line=p.line, evidence={"byte_offset": p.offset})
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import Edit, Fix
+from ...model import Applicability, Edit, Fix
 from ...rules.registry import RULES
 from ...text import excerpt, is_blank, terminal_safe
 from .content import JSON_PREFIX, encode_content
@@ -59,34 +59,6 @@ class Change:
 # --------------------------------------------------------------------------- actions per finding
 
 
-def default_actions(code: str, row: Any, scan: Any, evidence: dict[str, Any]) -> list[Action]:
-    if row is None:
-        return []
-    sid = scan.session
-    if code in ("W101", "W104", "W106"):
-        return [Action("deactivate", row.id, sid)]
-    if code == "W102":
-        return [Action("drop_part", row.id, sid, index=evidence.get("part_index"))]
-    if code == "W105":
-        return [Action("drop_call", row.id, sid, index=evidence.get("call_index"), call_id=evidence.get("tool_call_id"))]
-    if code == "W103":
-        call_id, name = evidence.get("tool_call_id"), evidence.get("tool_name")
-        if evidence.get("where") == "trailing":
-            return [Action("insert_result", row.id, sid, call_id=call_id, tool_name=name)]
-        return [Action("drop_call", row.id, sid, call_id=call_id)]
-    if code == "W108":
-        before = []
-        for entry in scan.entries:
-            if entry.row.role == "user":
-                break
-            if entry.row.role != "system":
-                before.append(Action("deactivate", entry.row.id, sid))
-        return before
-    if code == "F507":
-        return [Action("scrub", row.id, sid)]
-    return []
-
-
 _SUMMARIES = {
     "drop_part": "drop blank part {index} of row {row}",
     "drop_call": "remove call {call_id} from row {row}",
@@ -112,18 +84,23 @@ def summarize(actions: list[Action]) -> str:
     return "; ".join(parts)
 
 
-def describe(code: str, actions: list[Action], scan: Any) -> Fix | None:
-    """The Fix of one finding: its applicability, a summary and the row edits it makes."""
-    rule = RULES[code]
-    if rule.fix == "none" or not actions:
+def fix_of(actions: list[Action], scan: Any, note: str = "", applicability: Applicability = "unsafe") -> Fix | None:
+    """The Fix that `actions` make: a summary (plus `note`) and the row edits."""
+    if not actions:
         return None
     changes = compose(actions, {r.id: r for r in scan.rows}, scan.schema, purge=False)
-    summary = summarize(actions)
-    if code == "S301":
-        summary = "rewind the turn so it can be retried: " + summary
-    elif code == "W103" and actions[0].kind == "drop_call":
-        summary += " (Hermes replays by id: no result row can be inserted between existing rows)"
-    return Fix(rule.fix, summary, tuple(c.edit() for c in changes))
+    return Fix(applicability, summarize(actions) + note, tuple(c.edit() for c in changes))
+
+
+def describe(code: str, actions: list[Action], scan: Any) -> Fix | None:
+    """The Fix of a finding of a Hermes-only rule: the rule's applicability and the actions' edits."""
+    rule = RULES[code]
+    if rule.fix == "none":
+        return None
+    fix = fix_of(actions, scan, applicability=rule.fix)  # type: ignore[arg-type]
+    if fix is not None and code == "S301":
+        fix = Fix(fix.applicability, "rewind the turn so it can be retried: " + fix.summary, fix.edits)
+    return fix
 
 
 # --------------------------------------------------------------------------- composition

@@ -4,26 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...text import json_safe
 from .plan import id_order
 from .reader import Row
 from .resume import REQUEST_OFFSET, build, lineage, resume_tip
-
-
-def json_safe(value: Any) -> Any:
-    """Strings with lone surrogates cannot be encoded as JSON: show them as U+FFFD."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
-    if isinstance(value, bytes):
-        return json_safe(value.decode("utf-8", "replace"))
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    return value
 
 
 def replay_session(store: Any, session_id: str, rows: list[Row]) -> dict[str, Any]:

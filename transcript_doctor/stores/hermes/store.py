@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
 from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
+from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ...rules.registry import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from . import plan
-from .checks import SessionScan, scan_session
+from .checks import SessionScan, scan_session, session_pass
 from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
 from .replay import replay_session
 
@@ -36,6 +37,7 @@ class HermesDbStore(Store):
         self.schema = _schema(self.connection())
         self.actions: dict[tuple, list[plan.Action]] = {}
         self.kept_rows: dict[Any, Row] = {}
+        self._native = session_pass()
 
     # ------------------------------------------------------------------ connection
 
@@ -71,15 +73,35 @@ class HermesDbStore(Store):
     def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
         return group_by_session(self.database().iter_rows(session_ids))
 
-    def scan_sessions(self, session_ids: list[str] | None = None, keep_rows: bool = False) -> Iterator[Finding]:
+    def session_scans(self, session_ids: list[str] | None = None) -> Iterator[SessionScan]:
         for sid, rows in self.iter_sessions(session_ids):
+            yield SessionScan(self.display, self.format, sid, rows, schema=self.schema)
+
+    def scan_sessions(self, session_ids: list[str] | None = None, keep_rows: bool = False) -> Iterator[Finding]:
+        """Every finding of the sessions named (all: None), with their fix actions kept for a heal."""
+        for scan in self.session_scans(session_ids):
             if keep_rows:
-                self.kept_rows.update((r.id, r) for r in rows)
-            scan = SessionScan(self.display, self.format, sid, rows, schema=self.schema)
+                self.kept_rows.update((r.id, r) for r in scan.rows)
             yield from scan_session(scan)
             self.actions.update(scan.actions)
 
-    def store_findings(self, deep: bool) -> Iterator[Finding]:
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        yield from self._native.conversations(self.session_scans())
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        yield from self.store_findings(options.deep, codes)
+        yield from self._native.findings(self.session_scans, codes)
+
+    def store_findings(self, deep: bool, codes: Collection[str]) -> Iterator[Finding]:
+        """F506 (SQLite integrity) and F505 (a schema newer than tdoc knows), when selected."""
+        if "F506" in codes:
+            yield from self._integrity_findings(deep)
+        if "F505" in codes and self.version is not None and self.version > KNOWN_SCHEMA_VERSION:
+            yield finding("F505", f"schema version {self.version} is newer than tdoc knows ({KNOWN_SCHEMA_VERSION}); rows are read as-is",
+                          path=self.display, format=self.format,
+                          evidence={"schema_version": self.version, "known": KNOWN_SCHEMA_VERSION})
+
+    def _integrity_findings(self, deep: bool) -> Iterator[Finding]:
         problems = [
             line for p in integrity_problems(self.connection(), deep) for line in p.splitlines() if not line.startswith("***")
         ]
@@ -87,10 +109,6 @@ class HermesDbStore(Store):
             check = "integrity_check" if deep else "quick_check"
             yield finding("F506", f"PRAGMA {check} reports {len(problems)} problem(s), first: {problems[0][:160]}",
                           path=self.display, format=self.format, evidence={"check": check, "problems": problems[:20]})
-        if self.version is not None and self.version > KNOWN_SCHEMA_VERSION:
-            yield finding("F505", f"schema version {self.version} is newer than tdoc knows ({KNOWN_SCHEMA_VERSION}); rows are read as-is",
-                          path=self.display, format=self.format,
-                          evidence={"schema_version": self.version, "known": KNOWN_SCHEMA_VERSION})
 
     def replay(self, options: Options) -> Any:
         wanted = [options.session] if options.session else None

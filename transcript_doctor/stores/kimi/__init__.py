@@ -1,6 +1,5 @@
-"""kimi-code agent-core wire journals (`wire.jsonl`), replayed by both engines (v1 and v2)."""
+"""kimi-code agent-core wire journals (`wire.jsonl`), replayed by both engines (v1 and v2); see `docs/kimi-code.md`."""
 
-from . import checks  # noqa: F401  (registers the kimi checks)
 from .store import KimiKind, KimiStore
 
 KINDS = [KimiKind()]

@@ -1,46 +1,64 @@
-"""Every kimi-code check, registered for the `kimi-wire` format."""
+"""Every kimi-code check: the repairs the projections make (for the shared rules) and the
+findings only a kimi journal has (file integrity, steps, compaction, transcript, divergence).
+
+`codes` is the selection: work for rules not in it is skipped (in particular the C201 fix, which
+re-reads the journal line it rewrites, is only built when C201 is selected).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from typing import TYPE_CHECKING
 
+from ...conversation import Conversation
 from ...model import Finding
-from ...rules import checker
-from ..base import Options
+from ...rules.shared.w101_vacuous_assistant import RULE as VACUOUS
 from .checks_file import _maker, file_findings
 from .checks_history import (
     compaction_findings,
     divergence_findings,
+    has_misaligned_compaction,
     step_findings,
     transcript_findings,
     unknown_step_findings,
 )
-from .checks_projection import anomaly_findings
+from .checks_projection import repairs
+
+if TYPE_CHECKING:
+    from .store import KimiStore, Session
 
 
-@checker("kimi-wire")
-def check_kimi(store, options: Options) -> Iterator[Finding]:
-    engines = store.engines(options)
+def conversations(store: KimiStore, engines: tuple[str, ...]) -> Iterator[Conversation]:
+    """Per session, the repairs kimi-code makes before sending; no messages for the shared checks.
+
+    kimi's W101, F507 and F508 are found on the journal's steps and records (with the request
+    position a pre-fix build sends), so the conversation carries the repairs only.
+    """
     for session in store.sessions:
-        found = list(_session_findings(store, session, engines))
-        yield from (f for f in found if _seen_by(f, engines))
+        yield Conversation(store.display, store.format, session.id, [], codes=frozenset(),
+                           repairs=list(repairs(session.replay, engines, session.member)))
 
 
-def _session_findings(store, session, engines: tuple[str, ...]) -> Iterator[Finding]:
+def native_findings(store: KimiStore, engines: tuple[str, ...], codes: Collection[str]) -> Iterator[Finding]:
+    for session in store.sessions:
+        found = _session_findings(store, session, set(codes))
+        yield from (f for f in found if f.engine in (None, "both") or f.engine in engines)
+
+
+def _session_findings(store: KimiStore, session: Session, codes: set[str]) -> Iterator[Finding]:
     state = session.replay
     mk = _maker(store, session)
-    yield from file_findings(store, session)
+    yield from file_findings(store, session, codes)
     for engine, message in state.crash.items():
         yield mk("C204", f"engine {engine} fails to replay this journal: {message}",
                  line=None, engine=engine, severity="error", evidence={"crash": message})
-    yield from step_findings(mk, state)
-    c201 = list(compaction_findings(mk, state))
-    yield from c201
-    yield from transcript_findings(mk, state)
-    yield from divergence_findings(mk, state, bool(c201))
-    yield from unknown_step_findings(mk, state)
-    yield from anomaly_findings(mk, state, engines)
-
-
-def _seen_by(f: Finding, engines: tuple[str, ...]) -> bool:
-    return f.engine in (None, "both") or f.engine in engines
+    if codes & {VACUOUS.code, "C203"}:
+        yield from step_findings(mk, state)
+    if "C201" in codes:
+        yield from compaction_findings(mk, state)
+    if "C202" in codes:
+        yield from transcript_findings(mk, state)
+    if "C204" in codes:
+        yield from divergence_findings(mk, state, has_misaligned_compaction(state))
+    if "C205" in codes:
+        yield from unknown_step_findings(mk, state)

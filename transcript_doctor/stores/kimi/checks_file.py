@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import orjson
@@ -17,7 +17,7 @@ from .records import problems
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
-def file_findings(store: Any, session: Any) -> Iterator[Finding]:
+def file_findings(store: Any, session: Any, codes: Collection[str]) -> Iterator[Finding]:
     state = session.replay
     mk = _maker(store, session)
     for p in state.problems:
@@ -35,7 +35,8 @@ def file_findings(store: Any, session: Any) -> Iterator[Finding]:
         issues = problems(rtype, rec.data)
         yield mk("F504", f"{rtype} record fails its schema: engine v2 skips it, v1 applies it as it is",
                  line=rec.line, engine="both", evidence={"type": rtype, "problems": issues[:5]})
-    yield from _text_findings(state, mk)
+    if "F507" in codes or "F508" in codes:
+        yield from _text_findings(state, mk)
 
 
 def _header_findings(state: Any, mk: Any) -> Iterator[Finding]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...model import Edit, Finding, Fix
 from ...text import excerpt
+from ...rules.shared.w101_vacuous_assistant import RULE as VACUOUS
 from .messages import public
 from .plan import count_edit, is_phantom, new_count, removable_steps, step_delete_edits, step_is_vacuous
 from .projection import is_empty_assistant
@@ -50,7 +51,7 @@ def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Findi
         severity, text = "info", (
             f"assistant step {uuid} recorded nothing sendable; it is no longer in the live history but its "
             "records remain and v1 counted it where v2 did not")
-    return mk("W101", text, line=step.begin, end_line=step.lines[-1], engine="v1", position=position,
+    return mk(VACUOUS.code, text, line=step.begin, end_line=step.lines[-1], engine="v1", position=position,
               severity=severity, fix=_remove_fix(step, "vacuous"),
               evidence={"step": uuid, "records": len(step.lines), "in_live_history": live})
 
@@ -76,6 +77,11 @@ def _prefix_positions(state: Any) -> dict[Any, int]:
         if src and src[0] == "step":
             out[src[1]] = position
     return out
+
+
+def has_misaligned_compaction(state: Any) -> bool:
+    """Whether some legacy compaction counts steps v2 drops (C201), without building its fix."""
+    return any(lc.dropped_below for lc in state.legacy)
 
 
 def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:

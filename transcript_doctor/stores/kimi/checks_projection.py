@@ -1,9 +1,10 @@
-"""Tool-exchange and shape problems the kimi projections repair themselves (W102–W109).
+"""Tool-exchange and shape problems the kimi projections repair themselves, as `Repair`s.
 
-Each engine's projection reports the repairs it made (the 9 anomaly kinds). A repair made on
-every normal request means the provider never sees the problem: the finding is one severity level
-lower than the rule's default. A repair made only in the strict resend means every request first
-fails with a 400 and is sent again: the finding keeps the rule's severity.
+Each engine's projection reports the repairs it made (the 9 anomaly kinds; the vacuous-message
+one is W101's, reported from the steps). A repair made on every normal request means the
+provider never sees the problem; one made only in the strict resend means every request first
+fails with a 400 and is sent again. The rule engine sets the severity from that (`Repair.when`).
+A repair seen under both engines, or in both passes, is reported once.
 """
 
 from __future__ import annotations
@@ -11,34 +12,60 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...model import Finding
-from ...rules import RULES
+from ...conversation import Repair
+from ...model import Loc
+from ...rules.shared import (
+    w102_blank_text_part as w102,
+)
+from ...rules.shared import (
+    w103_orphan_tool_call as w103,
+)
+from ...rules.shared import (
+    w104_orphan_tool_result as w104,
+)
+from ...rules.shared import (
+    w105_duplicate_tool_call_id as w105,
+)
+from ...rules.shared import (
+    w106_duplicate_tool_result as w106,
+)
+from ...rules.shared import (
+    w107_displaced_tool_result as w107,
+)
+from ...rules.shared import (
+    w108_leading_non_user as w108,
+)
+from ...rules.shared import (
+    w109_consecutive_assistants as w109,
+)
 from .replay import projected
 
-KIND_TO_CODE = {
-    "whitespace_text_dropped": "W102",
-    "tool_result_synthesized": "W103",
-    "orphan_tool_result_dropped": "W104",
-    "duplicate_tool_call_dropped": "W105",
-    "duplicate_tool_result_dropped": "W106",
-    "tool_result_reordered": "W107",
-    "leading_non_user_dropped": "W108",
-    "consecutive_assistants_merged": "W109",
+# anomaly kind -> (rule, what the runtime does about it)
+REPAIRS = {
+    "whitespace_text_dropped": (w102.RULE, "a whitespace-only text part is dropped from a {role} message"),
+    "tool_result_synthesized": (w103.RULE, "tool call {toolCallId} has no recorded result; "
+                                "the runtime sends a placeholder or interrupted result"),
+    "orphan_tool_result_dropped": (w104.RULE, "tool result {toolCallId} answers no earlier call; the projection drops it"),
+    "duplicate_tool_call_dropped": (w105.RULE, "tool call id {toolCallId} is used twice; the strict resend drops the later call"),
+    "duplicate_tool_result_dropped": (w106.RULE, "tool call {toolCallId} has a second result; the strict resend drops it"),
+    "tool_result_reordered": (w107.RULE, "the result of tool call {toolCallId} is separated from its call; "
+                              "the projection moves it up"),
+    "leading_non_user_dropped": (w108.RULE, "the history starts with a {role} message; the strict resend drops it"),
+    "consecutive_assistants_merged": (w109.RULE, "two assistant messages follow each other; the strict resend merges them"),
 }
-LOWER = {"error": "warning", "warning": "info", "info": "info"}
-DESCRIBE = {
-    "W102": "a whitespace-only text part is dropped from a {role} message",
-    "W103": "tool call {toolCallId} has no recorded result; the runtime sends a placeholder or interrupted result",
-    "W104": "tool result {toolCallId} answers no earlier call; the projection drops it",
-    "W105": "tool call id {toolCallId} is used twice; the strict resend drops the later call",
-    "W106": "tool call {toolCallId} has a second result; the strict resend drops it",
-    "W107": "the result of tool call {toolCallId} is separated from its call; the projection moves it up",
-    "W108": "the history starts with a {role} message; the strict resend drops it",
-    "W109": "two assistant messages follow each other; the strict resend merges them",
-}
+KIND_TO_CODE = {kind: rule.code for kind, (rule, _) in REPAIRS.items()}
+DESCRIBE = {rule.code: text for rule, text in REPAIRS.values()}
+# Tool results (not calls) are where these problems sit in the journal.
+_ON_RESULT = frozenset({w104.RULE.code, w106.RULE.code, w107.RULE.code})
 
 
-def anomaly_findings(mk: Any, state: Any, engines: tuple[str, ...]) -> Iterator[Finding]:
+def repairs(state: Any, engines: tuple[str, ...], member: str | None = None) -> Iterator[Repair]:
+    """The repairs the selected engines' projections make (normal request and strict resend)."""
+    for (code, _call, _role), entry in _merged_anomalies(state, engines).items():
+        yield _repair(code, entry, member)
+
+
+def _merged_anomalies(state: Any, engines: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for engine in engines:
         if engine in state.crash:
@@ -46,7 +73,7 @@ def anomaly_findings(mk: Any, state: Any, engines: tuple[str, ...]) -> Iterator[
         history = state.v1.history if engine == "v1" else state.v2.history
         for m in history:  # calls the engine itself closed with an "interrupted" result
             if (m.get("_src") or ("",))[0] == "synth":
-                key = ("W103", repr(m.get("toolCallId")), repr(None))
+                key = (w103.RULE.code, repr(m.get("toolCallId")), repr(None))
                 entry = seen.setdefault(key, {"anomaly": {"kind": "interrupted_result_added",
                                                           "toolCallId": m.get("toolCallId")},
                                               "engines": set(), "normal": True, "history": history})
@@ -61,32 +88,34 @@ def anomaly_findings(mk: Any, state: Any, engines: tuple[str, ...]) -> Iterator[
                 entry = seen.setdefault(key, {"anomaly": anomaly, "engines": set(), "normal": False, "history": history})
                 entry["engines"].add(engine)
                 entry["normal"] = entry["normal"] or not strict
-    for (code, _, _), entry in seen.items():
-        yield _finding(mk, code, entry)
+    return seen
 
 
-def _finding(mk: Any, code: str, entry: dict[str, Any]) -> Finding:
+def _repair(code: str, entry: dict[str, Any], member: str | None) -> Repair:
     anomaly = entry["anomaly"]
     engines = entry["engines"]
-    engine = "both" if len(engines) == 2 else next(iter(engines))
-    default = RULES[code].severity
-    severity = LOWER[default] if entry["normal"] else default
     text = DESCRIBE[code].format(toolCallId=anomaly.get("toolCallId"), role=anomaly.get("role"))
     where = "every request" if entry["normal"] else "the strict resend after a 400"
     lines = _lines_for(entry["history"], code, anomaly)
-    return mk(code, f"{text} (repaired by kimi-code in {where})", line=min(lines) if lines else None,
-              end_line=max(lines) if lines else None, engine=engine, severity=severity,
-              evidence={"anomaly": anomaly, "repaired_in": "normal" if entry["normal"] else "strict"})
+    evidence: dict[str, Any] = {"anomaly": anomaly, "repaired_in": "normal" if entry["normal"] else "strict"}
+    if member:
+        evidence["member"] = member
+    return Repair(
+        code, f"{text} (repaired by kimi-code in {where})",
+        "every-request" if entry["normal"] else "strict-resend",
+        source=Loc(line=min(lines) if lines else None, end_line=max(lines) if lines else None),
+        evidence=evidence, engine="both" if len(engines) == 2 else next(iter(engines)),
+    )
 
 
 def _lines_for(history: list[dict[str, Any]], code: str, anomaly: dict[str, Any]) -> list[int]:
     call_id = anomaly.get("toolCallId")
     if call_id is not None:
-        want_tool = code in ("W104", "W106", "W107")
+        want_tool = code in _ON_RESULT
         return [_line(m) for m in history if _matches(m, call_id, want_tool) and _line(m) is not None]
-    if code == "W102":
+    if code == w102.RULE.code:
         return [_line(m) for m in history if _has_whitespace_part(m) and _line(m) is not None][:1]
-    if code == "W108":
+    if code == w108.RULE.code:
         first = next((m for m in history if not m.get("partial")), None)
         return [_line(first)] if first is not None and _line(first) is not None else []
     return []

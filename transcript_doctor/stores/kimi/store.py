@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ...model import TdocError
+from ...conversation import Conversation
+from ...model import Finding, TdocError
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from . import checks
 from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .steps import StepRecords
 
@@ -66,6 +69,12 @@ class KimiStore(Store):
                 continue
             return locate_position(s, position)
         return None
+
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        return checks.conversations(self, self.engines(options))
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        return checks.native_findings(self, self.engines(options), codes)
 
     def restore(self, backup: Path) -> None:
         from ...fixes.atomic import restore

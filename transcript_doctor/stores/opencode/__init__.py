@@ -1,6 +1,5 @@
-"""OpenCode session stores: `opencode.db` (SQLite) and `opencode export` JSON (seed-systems.md §C)."""
+"""OpenCode session stores: `opencode.db` (SQLite) and `opencode export` JSON (see `docs/opencode.md`)."""
 
-from . import checks  # noqa: F401  (registers the OpenCode checks)
 from .store import OpencodeDbKind, OpencodeDbStore, OpencodeExportKind, OpencodeExportStore
 
 KINDS = [OpencodeDbKind(), OpencodeExportKind()]

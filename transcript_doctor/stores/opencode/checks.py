@@ -1,22 +1,25 @@
-"""The rules over OpenCode sessions: one pass per session, every code at once.
+"""The rules over OpenCode sessions: the conversation the shared rules read, and OpenCode's own.
 
 T401/T402/T403 (run verdicts, `completion`), T404 (tool parts left pending/running), S307
 (upstream empty-response placeholders), E601 (stored provider errors that are structural
-rejections), F504 (unreadable rows), F506 (SQLite integrity) and the store-independent
-conversation rules (`rules.conversation`) over the request OpenCode would send.
+rejections), F504 (unreadable rows); F506 (SQLite integrity) is the store's. The shared rules
+read the request OpenCode would send (`projection`), located at OpenCode's messages and parts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
-from ...model import Edit, Finding, Fix, Message
+from ...conversation import Conversation
+from ...model import Edit, Finding, Fix, Loc, Message, ToolCall
 from ...patterns import match_rejection
-from ...rules import checker, finding
-from ...rules.conversation import conversation_findings
+from ...rules import finding
+from ...rules.engine import check_conversation, shared_codes
+from ...rules.shared import w109_consecutive_assistants as w109
 from ...text import excerpt
+from ..session_pass import SessionPass
 from . import completion
 from .projection import project
 from .reader import OcMessage, OcPart
@@ -24,7 +27,8 @@ from .runs import Run, SessionView
 
 # W109 is left out: the AI SDK providers merge adjacent assistant messages, and OpenCode sends a
 # multi-step reply as one assistant message per step by design.
-CONVERSATION_CODES = ("W101", "W102", "W103", "W104", "W105", "W106", "W107", "W108", "F507", "F508")
+SHARED_CODES = shared_codes() - {w109.RULE.code}
+NATIVE_CODES = frozenset({"F504", "T401", "T402", "T403", "T404", "S307", "E601"})
 STEP_MARKERS = ("step-start", "step-finish")
 _STOP_REASON = re.compile(r"'stop_reason': '([A-Za-z_]{1,40})'")
 
@@ -48,21 +52,6 @@ class Context:
             row=loc.row if loc else None, table=loc.table if loc else None,
         )
 
-    def conversation_make(self, code: str, text: str, msg: Message, severity: Any = None, fix: Any = None,
-                          evidence: dict[str, Any] | None = None) -> Finding:
-        oc = self.by_id.get(msg.extra.get("message_id", ""))
-        part = None
-        evidence = dict(evidence or {})
-        evidence["message_id"] = oc.id if oc else None
-        if code == "W101" and oc is not None:
-            fix = vacuous_fix(oc, msg)
-        elif code == "W102" and oc is not None:
-            pid = msg.extra["part_of"][evidence["part_index"]]
-            part = next((p for p in oc.parts if p.id == pid), None)
-            evidence["part_id"] = pid
-            fix = Fix("safe", f"delete the blank text part {pid}", (Edit("delete", table="part", row=pid),))
-        return self.make(code, text, oc, part, position=msg.position, fix=fix, evidence=evidence, severity=severity)
-
 
 def delete_message_fix(oc: OcMessage, summary: str, applicability: str = "safe") -> Fix:
     edits = [Edit("delete", table="part", row=p.id) for p in oc.parts]
@@ -79,24 +68,76 @@ def vacuous_fix(oc: OcMessage, msg: Message) -> Fix:
     return Fix("safe", f"delete the {len(ids)} empty part(s) of the step", tuple(Edit("delete", table="part", row=i) for i in ids))
 
 
+# --------------------------------------------------------------------------- the shared model
+
+
+class OpencodeEditor:
+    """How the shared rules' fixes are written in OpenCode: rows of the part and message tables.
+
+    A vacuous assistant step loses its parts (or the message, when only step markers would be
+    left) and a blank text part is deleted. Tool results are parts of the assistant message that
+    made the call, so removing or adding one is not offered.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def _origin(self, msg: Message) -> OcMessage | None:
+        return self.ctx.by_id.get(msg.extra.get("message_id", ""))
+
+    def remove_message(self, msg: Message) -> Fix | None:
+        oc = self._origin(msg)
+        return vacuous_fix(oc, msg) if oc is not None and msg.role == "assistant" else None
+
+    def drop_part(self, msg: Message, index: int) -> Fix | None:
+        if self._origin(msg) is None:
+            return None
+        pid = msg.extra["part_of"][index]
+        return Fix("safe", f"delete the blank text part {pid}", (Edit("delete", table="part", row=pid),))
+
+    def answer_call(self, msg: Message, call: ToolCall) -> Fix | None:
+        return None
+
+
+def conversation(store: Any, view: SessionView) -> Conversation:
+    """The request OpenCode would send, each message located at the OpenCode message behind it."""
+    ctx = Context(store, view)
+    for msg in view.projection.messages:
+        oc = ctx.by_id.get(msg.extra.get("message_id", ""))
+        msg.loc = oc.loc if oc is not None else Loc()
+        msg.evidence = {"message_id": oc.id if oc else None}
+        parts = {p.id: p for p in oc.parts} if oc is not None else {}
+        for part, pid in zip(msg.parts, msg.extra.get("part_of", ())):
+            found = parts.get(pid)
+            part.source = found.loc if found is not None else None
+            part.evidence = {"part_id": pid}
+    return Conversation(store.display, store.format, view.session.id, view.projection.messages,
+                        editor=OpencodeEditor(ctx), codes=SHARED_CODES)
+
+
+def session_pass(store: Any) -> SessionPass[SessionView]:
+    """Conversations and OpenCode-only findings from one read of each session."""
+    return SessionPass(lambda view: conversation(store, view), lambda view, codes: native_findings(store, view, codes),
+                       NATIVE_CODES)
+
+
 # --------------------------------------------------------------------------- per session
 
 
-@checker("opencode-db", "opencode-export")
-def check_opencode(store: Any, options: Any) -> Iterator[Finding]:
-    """Every OpenCode rule, one session at a time (a database is never held in memory whole)."""
-    yield from store.store_findings(options)
-    for view in store.views(options):
-        yield from session_findings(store, view)
-
-
 def session_findings(store: Any, view: SessionView) -> Iterator[Finding]:
+    """Every finding of one session, shared rules included (what a heal re-checks)."""
+    yield from check_conversation(conversation(store, view), SHARED_CODES)
+    yield from native_findings(store, view, NATIVE_CODES)
+
+
+def native_findings(store: Any, view: SessionView, codes: Collection[str]) -> Iterator[Finding]:
+    """The findings only OpenCode can see in one session (the engine keeps the selected ones)."""
     ctx = Context(store, view)
-    for p in view.session.problems:
-        yield finding("F504", f"{p.table or 'export'} record {p.row or '?'} is unreadable: {p.detail}; it was skipped",
-                      path=store.display, format=store.format, session=view.session.id, row=p.row, table=p.table,
-                      line=p.line, evidence={"detail": p.detail})
-    yield from conversation_findings(view.projection.messages, make=ctx.conversation_make, codes=CONVERSATION_CODES)
+    if "F504" in codes:
+        for p in view.session.problems:
+            yield finding("F504", f"{p.table or 'export'} record {p.row or '?'} is unreadable: {p.detail}; it was skipped",
+                          path=store.display, format=store.format, session=view.session.id, row=p.row, table=p.table,
+                          line=p.line, evidence={"detail": p.detail})
     for run in view.runs:
         yield from run_findings(ctx, run)
     for msg in view.session.messages:
@@ -104,7 +145,8 @@ def session_findings(store: Any, view: SessionView) -> Iterator[Finding]:
             continue
         yield from dangling_tools(ctx, msg)
         yield from placeholders(ctx, msg)
-    yield from recorded_errors(ctx)
+    if "E601" in codes:
+        yield from recorded_errors(ctx)
 
 
 def _run_evidence(run: Run, final: OcMessage, d: completion.Decision) -> dict[str, Any]:

@@ -10,12 +10,14 @@ from typing import Any
 
 from ...fixes.atomic import Fingerprint
 from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems
+from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ...rules import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .reader import (
     MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, open_db, parse_export,
 )
+from .checks import session_pass
 from .runs import SessionView, analyse
 
 SYSTEM = "opencode"
@@ -52,6 +54,7 @@ class OpencodeDbStore(Store):
             self.conn.close()
             raise
         self._records: int | None = None
+        self._pass = session_pass(self)
 
     @property
     def session_count(self) -> int:
@@ -74,6 +77,14 @@ class OpencodeDbStore(Store):
     def views(self, options: Options) -> Iterator[SessionView]:
         for row in self._rows(options.session):
             yield analyse(self.reader.read_session(row))
+
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        yield from self._pass.conversations(self.views(options))
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        if "F506" in codes:
+            yield from self.store_findings(options)
+        yield from self._pass.findings(lambda: self.views(options), codes)
 
     def store_findings(self, options: Options) -> Iterator[Finding]:
         problems = integrity_problems(self.conn, deep=options.deep)
@@ -123,6 +134,7 @@ class OpencodeExportStore(Store):
         self.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hashlib.sha256(self.data).hexdigest())
         self.session: OcSession
         self.session, self._records = parse_export(self.data, display)
+        self._pass = session_pass(self)
 
     @property
     def session_count(self) -> int:
@@ -137,8 +149,11 @@ class OpencodeExportStore(Store):
             raise TdocError(f"{self.display}: holds session {self.session.id}, not {options.session!r}")
         yield analyse(self.session)
 
-    def store_findings(self, options: Options) -> Iterator[Finding]:
-        return iter(())
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        yield from self._pass.conversations(self.views(options))
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        yield from self._pass.findings(lambda: self.views(options), codes)
 
     def replay(self, options: Options) -> Any:
         return next(self.views(options)).replay_dict(self.format)

@@ -1,0 +1,53 @@
+"""What a shared rule's check is handed and what it returns.
+
+A check reads one `Conversation` through a `ConversationView` (the messages plus analyses that
+several rules share, computed once per conversation on first use) and yields `Hit`s: the message
+a finding is about, its text and evidence, and, for rules with a fix, the edit intent as a call
+on the store's `Editor`. The rule engine turns hits into findings (`rules/engine.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from ...conversation import Conversation, Editor
+from ...model import Fix, Message
+
+EditIntent = Callable[[Editor], "Fix | None"]
+
+
+@dataclass
+class Hit:
+    """One problem a shared rule found: on `msg` (on its part `part` when set)."""
+
+    msg: Message
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    part: int | None = None
+    edit: EditIntent | None = None  # how the store's editor would fix it; None: no fix
+
+
+class ConversationView:
+    """A conversation as the shared checks read it; shared analyses are computed once."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.messages = conversation.messages
+
+    @cached_property
+    def tool_exchange(self) -> Any:
+        from .tool_exchange import analyse
+
+        return analyse(self.messages)
+
+
+ConversationCheck = Callable[[ConversationView], Iterator[Hit]]
+
+
+def describe(msg: Message) -> str:
+    """`assistant message at request position 3` (or `... at a message not sent`)."""
+    where = f"request position {msg.position}" if msg.position is not None else "a message not sent"
+    return f"{msg.role} message at {where}"

@@ -1,0 +1,72 @@
+"""W108 leading-non-user: a history that does not start with a user message. The rule's documentation and its check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..registry import conversation_check, define
+from ...conversation import Editor
+from ...model import Fix, Message
+from .support import ConversationView, Hit
+
+RULE = define(
+    "W108",
+    "leading-non-user",
+    "warning",
+    ("all",),
+    "unsafe",
+    "History that does not open with a user message",
+    r"""
+## What it detects
+A history whose first message after the system prompt is not from the user (a seeded greeting, or what a
+compaction or trimmed window left at the front).
+
+## Why it breaks a session
+Anthropic and Gemini require the user to speak first. kimi drops leading non-user messages only in its strict
+resend, after a 400; other runtimes send them every time.
+
+## Example
+```jsonl
+{"type":"metadata","protocol_version":"1.4","created_at":1}
+{"type":"context.append_message","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"toolCalls":[]},"time":2}
+{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"u1"}],"toolCalls":[],"origin":{"kind":"user"}},"time":3}
+```
+tdoc reports W108 on line 2 with an unsafe fix that deletes it.
+
+## Fix safety
+Unsafe: the fix deletes every message before the first user message, and the model loses whatever they said.
+
+## Provider errors
+- Anthropic: `messages: first message must use the "user" role`
+- Gemini: `Please ensure that function call turn comes immediately after a user turn or after a function response turn.`
+- Mistral: `Unexpected role 'tool' after role 'system'`
+""",
+    provider_errors=(
+        'messages: first message must use the "user" role',
+        "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+        "Unexpected role 'tool' after role 'system'",
+    ),
+    availability="sometimes",
+)
+
+
+def _remove_leading(msg: Message):  # noqa: ANN202  (an edit intent)
+    def edit(editor: Editor) -> Fix | None:
+        remove = getattr(editor, "remove_leading", None)
+        return remove(msg) if remove is not None else None
+
+    return edit
+
+
+@conversation_check(RULE)
+def check(view: ConversationView) -> Iterator[Hit]:
+    body = [m for m in view.messages if m.role not in ("system", "developer")]
+    if not body or body[0].role == "user":
+        return
+    before = next((k for k, m in enumerate(body) if m.role == "user"), len(body))
+    yield Hit(
+        body[0],
+        f"the history starts with a {body[0].role} message, not a user message",
+        {"first_role": body[0].role, "messages_before_first_user": before},
+        edit=_remove_leading(body[0]),
+    )
