@@ -6,7 +6,7 @@ Prints two tables:
 
 * matcher throughput on long replies (MB/s of UTF-8 text) for the strict and tolerant policies and
   for `classify` (what the rules call), on ordinary prose and on the adversarial shapes of
-  seed-systems.md B.2 that made the original JavaScript patterns backtrack;
+  docs/eve.md §3 that made the original JavaScript patterns backtrack;
 * stream scan throughput (MB/s of stream file) of a plain `orjson` parse of every line, of the reader
   (parse + rebuild turns), and of a full scan (reader + every eve rule), on synthetic streams made
   by repeating the fixture streams of both formats with fresh turn, run, part and event ids.

@@ -12,11 +12,10 @@ shared file names it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import json
 
 from transcript_doctor.conversation import Conversation, NoEdits
 from transcript_doctor.model import Edit, Fix, Loc, Message, Part, TdocError, ToolCall

@@ -5,7 +5,9 @@ them in `fixtures/<store>/`. A SQLite case is a `.sql` script: the test builds t
 it. The expected file lists `must_find` and `must_not_find` entries; an entry names a rule
 (`code` or `name`) and, optionally, where (`session`, `line`, `row`, `table`, `position`) and
 its fix (`fix`: the applicability, or "none" for no fix). A key left out (or null) matches
-anything. Adding a rule's positive and near-miss cases is adding files here.
+anything. A text store may have a `<name>.healed.<ext>` beside it: `tdoc heal --output` of the
+case (with the spec's `heal_args`, e.g. `["--unsafe-fixes"]`) must produce exactly those bytes.
+Adding a rule's positive and near-miss cases is adding files here.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from tests import chatlog  # noqa: F401  (registers the test-only chat-log store kind)
+from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, scan
 from transcript_doctor.rules import lookup
 
@@ -51,13 +55,22 @@ class Case:
             return self.expected.parent.name
         return self.spec.get("format")
 
+    def healed(self) -> Path | None:
+        store = self.store()
+        path = store.with_name(store.stem + ".healed" + store.suffix)
+        return path if path.is_file() else None
+
     def store(self) -> Path:
         if "store" in self.spec:
             return self.expected.parent / self.spec["store"]
         stem = self.expected.name.split(".expected.")[0]
-        found = [p for p in self.expected.parent.glob(stem + ".*") if ".expected." not in p.name]
+        found = [p for p in self.expected.parent.glob(stem + ".*") if not _is_label(p.name)]
         assert len(found) == 1, f"{self.name}: expected one store file named {stem}.*, found {found}"
         return found[0]
+
+
+def _is_label(name: str) -> bool:
+    return ".expected." in name or ".healed." in name
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -139,6 +152,19 @@ def test_must_not_find(case: Case, reports: dict[str, dict[str, Any]]) -> None:
     findings = reports[case.name]["findings"]
     wrong = [(e, f["location"]) for e in case.spec.get("must_not_find", []) for f in findings if matches(e, f)]
     assert not wrong, wrong
+
+
+HEALED = [c for c in CASE_LIST if c.healed() is not None]
+
+
+@pytest.mark.parametrize("case", HEALED, ids=lambda c: c.name)
+def test_heal_produces_the_healed_result(case: Case, tmp_path: Path) -> None:
+    store = materialise(case.store(), tmp_path)
+    out = tmp_path / ("healed" + store.suffix)
+    args = ["heal", str(store), "--output", str(out), "--no-config", *case.spec.get("heal_args", [])]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code in (0, 1), result.output
+    assert out.read_bytes() == case.healed().read_bytes()  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("case", CASE_LIST, ids=lambda c: c.name)

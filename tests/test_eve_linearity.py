@@ -19,7 +19,7 @@ from transcript_doctor.stores.eve.markers import classify, has_marker
 
 N = 200_000
 
-# seed-systems.md B.2: the PR's adversarial inputs, plus closed-tag variants that reach the tag-body
+# docs/eve.md §3: the PR's adversarial inputs, plus closed-tag variants that reach the tag-body
 # pattern and long runs before a final character (the trailing-punctuation strip).
 ADVERSARIAL: dict[str, tuple[Callable[[int], str], bool]] = {
     "open tag then spaces": (lambda n: "<eve-empty-delivery" + " " * n, False),

@@ -19,7 +19,7 @@ from transcript_doctor.stores.eve.markers import (
 )
 from transcript_doctor.text import JS_WHITESPACE
 
-# seed-systems.md B.3, "treated as the sentinel" (label, reply)
+# docs/eve.md §3, "treated as the sentinel" (label, reply)
 SILENCED = [
     ("corrupted tag name", "<evedev-empty-delivery/>"),
     ("space before the slash", "<eve-empty-delivery />"),
@@ -42,7 +42,7 @@ SILENCED = [
     ("trailing exclamation mark", "<evedev-empty-delivery/>!"),
 ]
 
-# seed-systems.md B.3, "NOT the sentinel"
+# docs/eve.md §3, "NOT the sentinel"
 DELIVERED = [
     ("near-miss mid-sentence", "Reply with <eve-empty-delivery> to stay quiet."),
     ("quotes a corrupted marker", "The tag <evedev-empty-delivery/> is corrupted."),
@@ -91,7 +91,7 @@ def test_strict_delivers_every_non_sentinel_row(label: str, text: str) -> None:
     assert has_marker(text, "strict") is False
 
 
-# seed-systems.md B.2: the PR's outcome table (before = exact `includes`, after = tolerant).
+# docs/eve.md §3: the PR's outcome table (before = exact `includes`, after = tolerant).
 @pytest.mark.parametrize(
     ("text", "before", "after"),
     [

@@ -13,10 +13,10 @@ from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.model import TdocError
 from transcript_doctor.stores import Options, detect
 from transcript_doctor.stores.eve.reader import read_stream, sniff
-from transcript_doctor.stores.eve.v26 import EVENT_TYPES
-from transcript_doctor.stores.eve.v27 import FACT_TYPES
 from transcript_doctor.stores.eve.replay import history, replay
 from transcript_doctor.stores.eve.store import EveStore
+from transcript_doctor.stores.eve.v26 import EVENT_TYPES
+from transcript_doctor.stores.eve.v27 import FACT_TYPES
 
 try:  # tests/ imported as a package, or as a plain directory on sys.path
     from .test_eve_fixtures import V26, V27, scan

@@ -1,4 +1,4 @@
-"""`tdoc explain --error`: real provider error strings (peers.md §2) to rules, and back to records."""
+"""`tdoc explain --error`: real provider error strings (docs/rules.md, "Provider error patterns") to rules, and back to records."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hermes databases of every schema generation, built with plain sqlite3 from the DDL of §A.3."""
+"""Hermes databases of every schema generation, built with plain sqlite3 from Hermes' DDL (docs/hermes.md §1)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from transcript_doctor.core import scan
 from transcript_doctor.model import TdocError
 from transcript_doctor.stores import Options, open_store
+from transcript_doctor.stores.options import SqliteOptions
 
 GENERATIONS = (6, 11, 16, 21, 30)
 _S = {
@@ -332,7 +333,7 @@ def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
     assert ("F506", None) in found and ("S301", 4) in found  # the messages are still read
     from transcript_doctor.core import ScanConfig
 
-    deep = [f for f in scan([str(db)], ScanConfig(options=Options(deep=True))).findings if f.code == "F506"]
+    deep = [f for f in scan([str(db)], ScanConfig(options=Options(settings=(SqliteOptions(deep=True),)))).findings if f.code == "F506"]
     assert deep[0].evidence["check"] == "integrity_check" and deep[0].evidence["problems"]
     store = open_store(db, str(db), Options())
     fixable = [f for f in scan([str(db)]).findings if f.fix]

@@ -1,4 +1,4 @@
-"""The leaked-`(empty)` guard (seed-systems.md §A.7): every test vector, both revisions, both ways."""
+"""The leaked-`(empty)` guard (docs/hermes.md §4): every test vector, both revisions, both ways."""
 
 from __future__ import annotations
 

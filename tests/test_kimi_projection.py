@@ -339,7 +339,7 @@ def test_result_before_its_call():
 
 
 def test_think_only_tool_output():
-    # Not in the golden set (tool outputs hold text and media in practice); follows §7.1/§7.2:
+    # Not in the golden set (tool outputs hold text and media in practice); follows docs/kimi-replay.md §3/§4:
     # v1 runs its vacuous check on every message, v2 attaches a paired result unchecked.
     history = [U("u1"), A(calls=["c1"]), T("c1", think("")), U("u2")]
     v1 = project(history, "v1")
@@ -522,7 +522,7 @@ def _exchange_violations(messages: list[dict]) -> list[str]:
 
 def _results_after_calls(history: list[dict]) -> list[dict]:
     """The history without tool messages that come before any call of their id: v1 leaves such a
-    result in place (wire-invalid, §7.5 and test_result_before_its_call), so the property is
+    result in place (wire-invalid, docs/kimi-replay.md §7, and test_result_before_its_call), so the property is
     stated for histories where results follow their calls."""
     called: set = set()
     kept = []

@@ -1,4 +1,4 @@
-"""The §C.2 decision table for a run's final assistant message, pinned case by case."""
+"""The completion decision table (docs/opencode.md §4) for a run's final assistant message, pinned case by case."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .test_opencode_support import assistant_info, reasoning, step_finish, text, tool
 from transcript_doctor.stores.opencode import completion
 from transcript_doctor.stores.opencode.completion import Evidence, decide, merge, message_evidence
 from transcript_doctor.stores.opencode.reader import OcMessage, OcPart
 from transcript_doctor.stores.opencode.runs import build_runs
+
+from .test_opencode_support import assistant_info, reasoning, step_finish, text, tool
 
 TOKENS = {
     "zero": {"total": 0, "input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},

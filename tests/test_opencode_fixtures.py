@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .test_opencode_support import FIXTURES, copy_fixture_db, scan
 
+
 def test_labelled_findings_point_at_the_message_the_note_names(tmp_path: Path) -> None:
     by_key = {(f.code, f.session): f for f in scan(copy_fixture_db(tmp_path))}
     t401 = by_key[("T401", "ses_0391ce5bfffeYxMT3gWDcEwIVi")]

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from .test_opencode_support import FIXTURES, Db, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.model import RefusedError, TdocError
 from transcript_doctor.stores import HealOptions, Options, open_store
+
+from .test_opencode_support import FIXTURES, Db, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool
 
 VACUOUS = "msg_fd1948cf8045u8ejjdoPwsrIe3"
 

@@ -10,16 +10,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .test_opencode_support import (
-    Db, FIXTURES, ZERO_TOKENS, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool,
-)
+from transcript_doctor.conversation import Conversation
 from transcript_doctor.model import TdocError
 from transcript_doctor.replay_view import replay_path
-from transcript_doctor.conversation import Conversation
 from transcript_doctor.rules.engine import check_conversation
+from transcript_doctor.stores import Options, detect, open_store
 from transcript_doctor.stores.opencode.projection import project
 from transcript_doctor.stores.opencode.reader import OcMessage, OcPart
-from transcript_doctor.stores import Options, detect, open_store
+
+from .test_opencode_support import (
+    FIXTURES,
+    ZERO_TOKENS,
+    Db,
+    copy_fixture_db,
+    reasoning,
+    scan,
+    step_finish,
+    step_start,
+    text,
+    tool,
+)
 
 
 @pytest.fixture

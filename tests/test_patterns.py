@@ -1,4 +1,4 @@
-"""The shared structural-rejection table: its invariants, the kimi-code §8 set, unwrapping, linear time."""
+"""The shared structural-rejection table: its invariants, the kimi-code strict-resend set (docs/kimi-replay.md §8), unwrapping, linear time."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_hostile_repetition_still_matches_when_the_anchor_comes_last():
     assert m is not None and m.pattern.id == "tool-use-without-result"
 
 
-# --------------------------------------------------------------------------- kimi-code §8
+# --------------------------------------------------------------------------- kimi-code strict resend
 
 
 @pytest.mark.parametrize(

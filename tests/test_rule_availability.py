@@ -8,6 +8,7 @@ A fix always has the applicability the rule declares.
 from __future__ import annotations
 
 from collections import defaultdict
+
 import pytest
 
 from tests.reports.capture import ROOT, fixture_stores

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from transcript_doctor.conversation import Conversation, NoEdits, Repair
+from transcript_doctor.core import ScanConfig, scan
 from transcript_doctor.model import Edit, Finding, Fix, Loc, Message, Part
 from transcript_doctor.rules import RULES
 from transcript_doctor.rules.engine import ONE_LOWER, check_conversation, check_store, shared_codes
@@ -108,3 +110,23 @@ def test_lone_surrogates_in_evidence_are_made_json_safe() -> None:
     conversation = convo(Message("user", [Part("text", "hi")]), Message("tool", [Part("text", "x")], tool_call_id="c\ud83d"))
     (found,) = check_conversation(conversation, {"W104"})
     assert found.evidence["tool_call_id"] == "c\ufffd"
+
+
+def test_shared_rules_apply_to_every_kind_that_yields_conversations() -> None:
+    assert all(RULES[code].systems == ("all",) for code in shared_codes())
+
+
+SEED = Path(__file__).resolve().parent.parent / "fixtures" / "kimi-code" / "golden" / "c01_legacy_compaction_after_vacuous.jsonl"
+
+
+def test_kimi_builds_the_c201_fix_only_when_c201_is_selected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the C201 fix re-reads the journal line it rewrites; --select W101 must not."""
+    from transcript_doctor.stores.kimi import plan
+
+    reads: list[int] = []
+    real = plan.read_line
+    monkeypatch.setattr(plan, "read_line", lambda state, offset: reads.append(offset) or real(state, offset))
+    w101 = scan(str(SEED), ScanConfig(jobs=1, select=["W101"])).findings
+    assert {f.code for f in w101} == {"W101"} and reads == []
+    c201 = scan(str(SEED), ScanConfig(jobs=1, select=["C201"])).findings
+    assert {f.code for f in c201} == {"C201"} and reads

@@ -17,6 +17,7 @@ from transcript_doctor.reporters.sarif import FINGERPRINT_KEY, to_sarif
 from transcript_doctor.rules import RULES
 
 from .stores import ROOT, store_files
+
 SCHEMA = orjson.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_bytes())
 VALIDATOR = Draft4Validator(SCHEMA)
 runner = CliRunner()

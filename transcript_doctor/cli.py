@@ -28,6 +28,7 @@ from .core import ScanConfig, scan
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
+from .stores.options import CodexOptions, KimiOptions, SqliteOptions
 
 err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
@@ -154,7 +155,7 @@ def scan_cmd(
         ignore=settings.ignore,
         fail_on=settings.fail_on,
         input_format=input_format,
-        options=Options(engine=engine.value, deep=deep, target=target),
+        options=Options(settings=(KimiOptions(engine.value), SqliteOptions(deep), CodexOptions(target or "codex"))),
         per_path_ignores=settings.per_path_ignores,
         root=settings.root,
         jobs=jobs or 0,
@@ -251,7 +252,8 @@ def replay_cmd(
     from .replay_view import replay_path, render_human
 
     reject_remote([path], "replay")
-    value = replay_path(path, Options(engine=engine.value, session=session, target=target), input_format)
+    settings = (KimiOptions(engine.value), CodexOptions(target or "codex"))
+    value = replay_path(path, Options(session=session, settings=settings), input_format)
     if format is DocFormat.json:
         _emit_json(value)
     else:

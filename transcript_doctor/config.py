@@ -36,7 +36,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-CONFIG_NAMES = ("tdoc.toml", "pyproject.toml")
 KEYS = ("select", "ignore", "fail-on", "unsafe-fixes", "backup-dir", "per-path-ignores")
 
 

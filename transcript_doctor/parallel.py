@@ -284,7 +284,7 @@ def _init_worker() -> None:
     try:
         from .stores import kinds
 
-        kinds()  # discover store kinds (and register their checks) once per worker
+        kinds()  # discover the store kinds once per worker
     except Exception:  # noqa: S110 - the same error reaches each input through scan_one
         pass
 

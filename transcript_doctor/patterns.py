@@ -1,9 +1,10 @@
 """One table of structural-rejection patterns: provider errors that mean "this history is malformed".
 
 Used by E601 (stored errors in every store kind) and by `tdoc explain --error`. The table holds
-the kimi-code strict-resend patterns (kimi-code-wire.md §8) and the provider strings collected in
-peers.md §2. Each entry names the provider that words its error that way and the tdoc rule whose
-finding is the cause; where no rule detects the cause in a store yet, the rule is E601 itself.
+the kimi-code strict-resend patterns (docs/kimi-replay.md §8) and the wordings of the providers'
+own structural rejections (docs/rules.md, "Provider error patterns"). Each entry names the
+provider that words its error that way and, by name, the tdoc rule whose finding is the cause;
+where no rule detects the cause in a store yet, the rule is E601 itself.
 
 Linear time on hostile text: a pattern is a short list of *parts* that must occur in order. Each
 part is a small regex with no nested or adjacent overlapping quantifiers, found with one forward
@@ -183,7 +184,7 @@ PATTERNS: list[Pattern] = [
     _p("ark-missing-text", "volcengine", "blank-text-part", _BLANK_PART, r"missingparameter: input\.content\.text"),
     _p("chat-template-tool-role", "local", "orphan-tool-result", _ORPHAN_RESULT,
        r"message has tool role, but there was no previous assistant message with a tool call"),
-    # Generic kimi-code §8 fallbacks
+    # Generic kimi-code strict-resend fallbacks (docs/kimi-replay.md §8)
     _p("tool-call-id-not-found", "openai", "orphan-tool-result", _ORPHAN_RESULT, r"tool_call_id", r"not found"),
     _p("unexpected-tool-result", "anthropic", "orphan-tool-result", _ORPHAN_RESULT, r"unexpected\s{1,8}`?tool_result"),
     _p("tool-use-without-result", "anthropic", "orphan-tool-call", _ORPHAN_CALL, r"tool_use", r"tool_result"),

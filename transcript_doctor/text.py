@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TypeVar, cast
 
 # ECMAScript String.prototype.trim() whitespace (WhiteSpace + LineTerminator), not str.strip()'s set.
 JS_WHITESPACE = (
@@ -10,6 +11,7 @@ JS_WHITESPACE = (
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 EXCERPT_CHARS = 200
+T = TypeVar("T")
 
 # C0/C1 controls (except tab/newline), DEL, and bidi/format characters that can reorder or hide text.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -36,7 +38,7 @@ def terminal_safe(s: str) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
 
 
-def json_safe(value: object) -> object:
+def json_safe(value: T) -> T:
     """`value` with every string a JSON encoder accepts: lone surrogates shown as U+FFFD.
 
     Store ids and text reach findings as read; a lone surrogate (half of a cut emoji) would make
@@ -47,11 +49,11 @@ def json_safe(value: object) -> object:
             value.encode("utf-8")
             return value
         except UnicodeEncodeError:
-            return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+            return cast(T, "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value))
     if isinstance(value, bytes):
-        return json_safe(value.decode("utf-8", "replace"))
+        return cast(T, json_safe(value.decode("utf-8", "replace")))
     if isinstance(value, list):
-        return [json_safe(v) for v in value]
+        return cast(T, [json_safe(v) for v in value])
     if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
+        return cast(T, {k: json_safe(v) for k, v in value.items()})
     return value

@@ -9,6 +9,7 @@ from typing import Any
 from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.model import Finding
 from transcript_doctor.stores import Options, open_store
+from transcript_doctor.stores.options import CodexOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "codex"
@@ -16,7 +17,7 @@ SYNTHETIC = FIXTURES / "synthetic"
 
 
 def scan(path: Path, target: str | None = None, select: list[str] | None = None) -> list[Finding]:
-    config = ScanConfig(select=select, options=Options(target=target))
+    config = ScanConfig(select=select, options=Options(settings=(CodexOptions(target or "codex"),)))
     store = open_store(path, str(path), config.options)
     try:
         return check_store(store, config)
@@ -25,7 +26,7 @@ def scan(path: Path, target: str | None = None, select: list[str] | None = None)
 
 
 def replay(path: Path, target: str | None = None) -> dict[str, Any]:
-    options = Options(target=target, full_replay=True)
+    options = Options(settings=(CodexOptions(target or "codex"),), full_replay=True)
     store = open_store(path, str(path), options)
     try:
         return store.replay(options)

@@ -252,7 +252,7 @@ def test_a_step_the_heal_must_keep_is_reported_and_does_not_fail_the_heal(tmp_pa
 
 
 def test_a_step_begin_that_closed_pending_calls_is_replaced_by_its_results(tmp_path: Path) -> None:
-    """§9 case 2: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
+    """A step.begin that does other work in v1: v1's `step.begin` of the vacuous step closes call c1; a compaction follows, so
     plain removal would lose that close (and u2). The heal writes the explicit interrupted result."""
     journal = (Journal().user("u1").step("a", [text("calling")], calls=[("c1", None)]).step("v", [think()])
                .user("u2").kept_compaction(2).user("u3"))

@@ -145,7 +145,7 @@ def test_after_heal_engines_agree_when_vacuous_steps_were_the_only_divergence(se
     reference = replay(build([op for op in sequence if not is_vacuous_step(op)]).bytes())
     if (reference.crash or unpartial(reference.v1.history) != unpartial(reference.v2.history)
             or any(lc.v1_branch != "tail" for lc in reference.legacy)):
-        return  # the engines diverge for other reasons (reference §10 F): no promise to keep
+        return  # the engines diverge for other reasons (docs/kimi-replay.md §7): no promise to keep
     healed, state, _ = heal_once(build(sequence).bytes())
     state.path.unlink()
     after = replay(healed)

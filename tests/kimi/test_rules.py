@@ -11,6 +11,7 @@ from transcript_doctor import ScanConfig, scan
 from transcript_doctor.model import Finding
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import Options
+from transcript_doctor.stores.options import KimiOptions
 
 from .builders import Journal, seed_case, text, think
 
@@ -200,5 +201,5 @@ def test_clean_journal_has_no_findings(tmp_path: Path) -> None:
 
 def test_engine_option_filters_findings(tmp_path: Path) -> None:
     path = seed_case().write(tmp_path / "seed.jsonl")
-    v1 = scan([str(path)], ScanConfig(options=Options(engine="v1")))
+    v1 = scan([str(path)], ScanConfig(options=Options(settings=(KimiOptions("v1"),))))
     assert "C201" not in codes(v1.findings) and "W101" in codes(v1.findings)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..conversation import Conversation, Repair
 from ..model import Finding, Fix, Loc, Severity
 from ..text import json_safe
-from .registry import CHECKS, CONVERSATION_CHECKS, RULES, Rule
+from .registry import CONVERSATION_CHECKS, RULES, Rule
 from .shared.support import ConversationView, Hit
 
 if TYPE_CHECKING:
@@ -43,15 +43,8 @@ def check_store(store: Store, options: Options, codes: Collection[str]) -> list[
         for conversation in store.conversations(options):
             found.extend(check_conversation(conversation, wanted))
     found.extend(f for f in store.native_findings(options, wanted) if f.code in wanted)
-    found.extend(_legacy_checks(store, options, wanted))
     found.sort(key=Finding.sort_key)
     return found
-
-
-def _legacy_checks(store: Store, options: Options, wanted: frozenset[str]) -> Iterator[Finding]:
-    """Checks still registered per format with `@checker` (stores not yet on the model)."""
-    for check in CHECKS.get(store.format, ()):
-        yield from (f for f in check(store, options) if f.code in wanted)
 
 
 def check_conversation(conversation: Conversation, codes: Collection[str]) -> Iterator[Finding]:
@@ -80,7 +73,7 @@ def hit_finding(conversation: Conversation, rule: Rule, hit: Hit) -> Finding:
         code=rule.code, name=rule.name, severity=rule.severity, message=hit.message,
         path=conversation.path, format=conversation.format, session=conversation.session,
         line=loc.line, end_line=loc.end_line, row=loc.row, table=loc.table, position=msg.position,
-        fix=_fix(conversation, rule, hit), evidence=json_safe(evidence),  # type: ignore[arg-type]
+        fix=_fix(conversation, rule, hit), evidence=json_safe(evidence),
     )
 
 
@@ -108,6 +101,6 @@ def repair_findings(repairs: Iterable[Repair], conversation: Conversation, codes
             code=rule.code, name=rule.name, severity=severity, message=repair.message,
             path=conversation.path, format=conversation.format, session=conversation.session,
             line=src.line, end_line=src.end_line, row=src.row, table=src.table, position=repair.position,
-            engine=repair.engine, evidence=json_safe(dict(repair.evidence)),  # type: ignore[arg-type]
+            engine=repair.engine, evidence=json_safe(dict(repair.evidence)),
             fix=repair.fix,  # how the store writes the repair into the record, if it can
         )

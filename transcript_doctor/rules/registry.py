@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..model import Finding, Fix, Severity
+from ..model import Applicability, Finding, Fix, Severity
 
 if TYPE_CHECKING:
     from .shared.support import ConversationCheck
@@ -45,7 +45,7 @@ class Rule:
     name: str
     severity: Severity
     systems: tuple[str, ...]
-    fix: str  # safe | unsafe | none
+    fix: Applicability
     summary: str
     doc: str
     provider_errors: tuple[str, ...] = ()
@@ -68,6 +68,7 @@ class Rule:
             "severity": self.severity,
             "systems": list(self.systems),
             "fix": self.fix,
+            "fix_availability": self.availability,
             "summary": self.summary,
             "provider_errors": list(self.provider_errors),
             "explanation": self.doc,
@@ -77,8 +78,6 @@ class Rule:
 RULES: dict[str, Rule] = {}
 _BY_NAME: dict[str, Rule] = {}
 
-Check = Callable[..., Iterable[Finding]]
-CHECKS: dict[str, list[Check]] = {}
 CONVERSATION_CHECKS: dict[str, ConversationCheck] = {}
 
 
@@ -87,7 +86,7 @@ def define(
     name: str,
     severity: Severity,
     systems: Iterable[str],
-    fix: str,
+    fix: Applicability,
     summary: str,
     doc: str,
     provider_errors: Iterable[str] = (),
@@ -124,17 +123,6 @@ def conversation_check(rule: Rule) -> Callable[[ConversationCheck], Conversation
         if rule.code in CONVERSATION_CHECKS:
             raise ValueError(f"{rule.code} already has a conversation check")
         CONVERSATION_CHECKS[rule.code] = fn
-        return fn
-
-    return register
-
-
-def checker(*formats: str) -> Callable[[Check], Check]:
-    """Register a check function for the store formats named."""
-
-    def register(fn: Check) -> Check:
-        for fmt in formats:
-            CHECKS.setdefault(fmt, []).append(fn)
         return fn
 
     return register

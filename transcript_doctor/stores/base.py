@@ -10,22 +10,34 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..conversation import Conversation
 from ..model import Finding
 
+T = TypeVar("T")
+
 
 @dataclass
 class Options:
-    """Everything `scan`, `replay` and `heal` pass down to a store."""
+    """Everything `scan`, `replay` and `heal` pass down to a store.
 
-    engine: str = "auto"  # kimi: auto | v1 | v2
-    deep: bool = False  # sqlite: integrity_check instead of quick_check
+    `settings` holds store-specific option objects (a kimi `KimiOptions`, the SQLite stores'
+    `SqliteOptions`, ...), each defined by the store package that reads it; a store asks for its
+    own with `options.get(KimiOptions)` and gets the defaults when none was given.
+    """
+
     session: str | None = None
     full_replay: bool = False  # keep everything needed to print a replay (not just to check)
     fingerprint: bool = False  # remember what was read (size, mtime, hash) to detect later changes
-    target: str | None = None  # codex: "responses" judges the raw Responses API replay (no repairs)
+    settings: tuple[Any, ...] = ()
+
+    def get(self, kind: type[T]) -> T:
+        """The store-specific options of type `kind` given in `settings`, else its defaults."""
+        for setting in self.settings:
+            if isinstance(setting, kind):
+                return setting
+        return kind()
 
 
 @dataclass
@@ -95,7 +107,7 @@ class Store(ABC):
 
     @abstractmethod
     def replay(self, options: Options) -> Any:
-        """The JSON-able replay object(s) of CONTRACTS.md for this store."""
+        """The JSON-able replay object(s) `tdoc replay` prints (`schemas/replay.schema.json`)."""
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         """Each session's request as the runtime would send it, for the shared rules.
@@ -131,7 +143,7 @@ class Store(ABC):
 
         raise TdocError(f"{self.display}: heal is not supported for {self.format} stores")
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (a hook: most stores hold no handle)
         """Release any handle the store holds."""
 
 

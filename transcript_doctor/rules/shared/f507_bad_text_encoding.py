@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..registry import conversation_check, define
-from ...conversation import Editor
-from ...model import Fix, Message
+from ...model import Message
 from ...text import excerpt
+from ..registry import conversation_check, define
 from .predicates import BAD_CHAR, encoding_problem
-from .support import ConversationView, Hit, describe
+from .support import ConversationView, Hit, describe, intent
 
 RULE = define(
     "F507",
@@ -71,14 +70,6 @@ def _escaped(text: str) -> str:
     return excerpt(text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00"))
 
 
-def _scrub(msg: Message):  # noqa: ANN202  (an edit intent)
-    def edit(editor: Editor) -> Fix | None:
-        scrub = getattr(editor, "scrub_text", None)
-        return scrub(msg) if scrub is not None else None
-
-    return edit
-
-
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
     for msg in view.messages:
@@ -94,6 +85,6 @@ def check(view: ConversationView) -> Iterator[Hit]:
                     f"{describe(msg)} has {label} in {where} (offset {offset}); the request is not valid JSON",
                     {"field": where, "problem": kind, "offset": offset,
                      "text": _escaped(text[max(0, offset - 40) : offset + 40])},
-                    edit=_scrub(msg),
+                    edit=intent("scrub_text", msg),
                 )
                 break  # one finding per message

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..registry import conversation_check, define
 from ...text import excerpt
+from ..registry import conversation_check, define
 from .predicates import arguments_error
 from .support import ConversationView, Hit
 

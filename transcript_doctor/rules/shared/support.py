@@ -47,6 +47,20 @@ class ConversationView:
 ConversationCheck = Callable[[ConversationView], Iterator[Hit]]
 
 
+def intent(operation: str, *args: Any) -> EditIntent:
+    """The edit intent "call the editor's `operation` with `args`".
+
+    `remove_message`, `drop_part` and `answer_call` are in every `Editor`; the optional ones
+    (`drop_call`, `remove_leading`, `scrub_text`) may be missing, and then the hit has no fix.
+    """
+
+    def edit(editor: Editor) -> Fix | None:
+        operate = getattr(editor, operation, None)
+        return operate(*args) if operate is not None else None
+
+    return edit
+
+
 def describe(msg: Message) -> str:
     """`assistant message at request position 3` (or `... at a message not sent`)."""
     where = f"request position {msg.position}" if msg.position is not None else "a message not sent"

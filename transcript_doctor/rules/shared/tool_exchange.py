@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...conversation import Editor
-from ...model import Fix, Message, ToolCall
+from ...model import Message
 from .predicates import is_placeholder_result
-from .support import Hit, describe
+from .support import Hit, describe, intent
 
 
 @dataclass
@@ -50,22 +49,6 @@ def analyse(messages: list[Message]) -> ToolExchange:
     return out
 
 
-def _remove(msg: Message):  # noqa: ANN202  (an edit intent)
-    return lambda editor: editor.remove_message(msg)
-
-
-def _drop_call(msg: Message, index: int):  # noqa: ANN202
-    def edit(editor: Editor) -> Fix | None:
-        drop = getattr(editor, "drop_call", None)
-        return drop(msg, index) if drop is not None else None
-
-    return edit
-
-
-def _answer(msg: Message, call: ToolCall):  # noqa: ANN202
-    return lambda editor: editor.answer_call(msg, call)
-
-
 def _register_calls(msg: Message, i: int, calls: dict[str, _CallSite], out: ToolExchange) -> None:
     for k, call in enumerate(msg.tool_calls):
         if call.id in calls:
@@ -74,7 +57,7 @@ def _register_calls(msg: Message, i: int, calls: dict[str, _CallSite], out: Tool
                 msg,
                 f"{describe(msg)} reuses tool call id {call.id!r} (first issued at position {first.position})",
                 {"tool_call_id": call.id, "call_index": k, "tool_name": call.name, "first_position": first.position},
-                edit=_drop_call(msg, k),
+                edit=intent("drop_call", msg, k),
             ))
             continue
         calls[call.id] = _CallSite(i, call.name, msg.position)
@@ -88,7 +71,7 @@ def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str
             msg,
             f"tool result at request position {msg.position} answers {call_id!r}, which no earlier call issued",
             {"tool_call_id": call_id},
-            edit=_remove(msg),
+            edit=intent("remove_message", msg),
         ))
         return
     if site.answered_by is not None:
@@ -115,7 +98,7 @@ def _second_result(messages: list[Message], msg: Message, i: int, site: _CallSit
         target,
         f"second tool result for call {call_id!r}; the one at request position {kept_position} is kept",
         {"tool_call_id": call_id, "kept_position": kept_position, "dropped_placeholder": target is earlier},
-        edit=_remove(target),
+        edit=intent("remove_message", target),
     ))
     site.answered_by = kept
 
@@ -143,6 +126,6 @@ def _unanswered(messages: list[Message]) -> list[Hit]:
                 f"tool call {call.id!r} ({call.name or 'unnamed'}) in {describe(msg)} has no result {where}",
                 {"tool_call_id": call.id, "tool_name": call.name, "where": "trailing" if trailing else "mid-history",
                  "next_role": None if trailing else messages[j].role},
-                edit=_answer(msg, call),
+                edit=intent("answer_call", msg, call),
             ))
     return hits

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 from ..registry import conversation_check, define
 from .predicates import is_vacuous
-from .support import ConversationView, Hit, describe
+from .support import ConversationView, Hit, describe, intent
 
 RULE = define(
     "W101",
     "vacuous-assistant",
     "error",
-    ("kimi", "hermes", "opencode"),
+    ("all",),
     "safe",
     "Assistant message with nothing a provider accepts",
     r"""
@@ -73,5 +73,5 @@ def check(view: ConversationView) -> Iterator[Hit]:
                 msg,
                 f"{describe(msg)} {detail} and no tool calls; the provider rejects it as empty",
                 {"parts": kinds, "tool_calls": 0},
-                edit=lambda editor, msg=msg: editor.remove_message(msg),
+                edit=intent("remove_message", msg),
             )

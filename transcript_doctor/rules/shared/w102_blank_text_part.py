@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..registry import conversation_check, define
 from ...text import excerpt, is_blank
+from ..registry import conversation_check, define
 from .predicates import is_vacuous, part_is_vacuous
-from .support import ConversationView, Hit, describe
+from .support import ConversationView, Hit, describe, intent
 
 RULE = define(
     "W102",
@@ -73,5 +73,5 @@ def check(view: ConversationView) -> Iterator[Hit]:
                     f"{describe(msg)} has a blank text part (index {index}) beside other content",
                     {"part_index": index, "text": excerpt(part.text)},
                     part=index,
-                    edit=lambda editor, msg=msg, index=index: editor.drop_part(msg, index),
+                    edit=intent("drop_part", msg, index),
                 )

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..registry import conversation_check, define
-from ...conversation import Editor
-from ...model import Fix, Message
-from .support import ConversationView, Hit
+from .support import ConversationView, Hit, intent
 
 RULE = define(
     "W108",
@@ -50,14 +48,6 @@ Unsafe: the fix deletes every message before the first user message, and the mod
 )
 
 
-def _remove_leading(msg: Message):  # noqa: ANN202  (an edit intent)
-    def edit(editor: Editor) -> Fix | None:
-        remove = getattr(editor, "remove_leading", None)
-        return remove(msg) if remove is not None else None
-
-    return edit
-
-
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
     body = [m for m in view.messages if m.role not in ("system", "developer")]
@@ -68,5 +58,5 @@ def check(view: ConversationView) -> Iterator[Hit]:
         body[0],
         f"the history starts with a {body[0].role} message, not a user message",
         {"first_role": body[0].role, "messages_before_first_user": before},
-        edit=_remove_leading(body[0]),
+        edit=intent("remove_leading", body[0]),
     )

@@ -65,7 +65,7 @@ class Rollout:
     issues: list[Issue] = field(default_factory=list)
     errors: list[tuple[int, str]] = field(default_factory=list)  # (line, recorded error text)
     problems: list[Problem] = field(default_factory=list)
-    offsets: array = field(default_factory=lambda: array("Q"))  # offsets[n - 1]: byte offset of line n
+    offsets: array[int] = field(default_factory=lambda: array("Q"))  # offsets[n - 1]: byte offset of line n
     size: int = 0
     records: int = 0
     line_types: dict[str, int] = field(default_factory=dict)

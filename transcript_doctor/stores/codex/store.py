@@ -9,6 +9,7 @@ from typing import Any
 from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..options import CodexOptions
 from .convert import conversation
 from .edits import CodexEditor
 from .native import integrity_findings, locate_at, recorded_errors, store_findings
@@ -21,7 +22,7 @@ TARGETS = (CODEX_TARGET, RAW_TARGET)
 
 
 def target_of(options: Options) -> str:
-    target = getattr(options, "target", None) or CODEX_TARGET
+    target = options.get(CodexOptions).target or CODEX_TARGET
     if target not in TARGETS:
         raise TdocError(f"unknown --target {target!r} for Codex rollouts; use {' or '.join(TARGETS)}")
     return target

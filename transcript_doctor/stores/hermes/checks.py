@@ -246,7 +246,7 @@ def _scaffolding(scan: SessionScan, skip_rows: set[Any]) -> Iterator[Finding]:
             found = find_markers(text) if text else []
             if not found:
                 continue
-            evidence = marker_evidence(text, found)
+            evidence: dict[str, Any] = marker_evidence(text, found)
             evidence["field"] = field_name
             evidence["text"] = safe_excerpt(evidence["text"])
             yield scan.make(

@@ -30,7 +30,7 @@ class Schema:
 
     message_columns: frozenset[str] = frozenset({"active", "compacted"})
     session_columns: frozenset[str] = frozenset()
-    cjk_triggers: tuple[str, ...] = ()
+    cjk_triggers: tuple[tuple[str, str], ...] = ()  # (name, sql) of the optional CJK FTS triggers
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def describe(code: str, actions: list[Action], scan: Any) -> Fix | None:
     rule = RULES[code]
     if rule.fix == "none":
         return None
-    fix = fix_of(actions, scan, applicability=rule.fix)  # type: ignore[arg-type]
+    fix = fix_of(actions, scan, applicability=rule.fix)
     if fix is not None and code == "S301":
         fix = Fix(fix.applicability, "rewind the turn so it can be retried: " + fix.summary, fix.edits)
     return fix
@@ -192,7 +192,7 @@ def compose(actions: Iterable[Action], rows: dict[Any, Any], schema: Schema, *, 
             by_row.setdefault(a.row, []).append(a)
     changes = [c for rid in sorted(by_row, key=id_order) if (c := _row_change(rows[rid], by_row[rid], schema, purge))]
     deactivated = {c.row for c in changes if c.op == "delete" or c.set.get("active") == 0}
-    for (sid, call_id), a in sorted(inserts.items(), key=lambda kv: str(kv[0])):
+    for _key, a in sorted(inserts.items(), key=lambda kv: str(kv[0])):
         if a.row not in deactivated and a.row in rows:
             changes.append(_insert_result(a, rows, schema))
     if "rewind_count" in schema.session_columns:

@@ -8,11 +8,12 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
 from ...conversation import Conversation
+from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
 from ...model import Finding, TdocError
 from ...rules.registry import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..options import SqliteOptions
 from . import plan
 from .checks import SessionScan, scan_session, session_pass
 from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
@@ -89,7 +90,7 @@ class HermesDbStore(Store):
         yield from self._native.conversations(self.session_scans())
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
-        yield from self.store_findings(options.deep, codes)
+        yield from self.store_findings(options.get(SqliteOptions).deep, codes)
         yield from self._native.findings(self.session_scans, codes)
 
     def store_findings(self, deep: bool, codes: Collection[str]) -> Iterator[Finding]:

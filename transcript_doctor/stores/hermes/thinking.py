@@ -17,16 +17,14 @@ from ...text import js_trim
 REASONING_TAGS = ("think", "thinking", "reasoning", "thought", "reasoning_scratchpad")
 TOOL_BLOCK_TAGS = ("tool_call", "tool_calls", "tool_result", "function_call", "function_calls")
 
-_REASONING_OPEN = re.compile(r"<(think|thinking|reasoning|thought|reasoning_scratchpad)>", re.IGNORECASE)
-_TOOL_OPEN = re.compile(
-    r"<(tool_call|tool_calls|tool_result|function_call|function_calls)(?=[\s>])[^>]{0,2000}>", re.IGNORECASE
-)
-_REASONING_OPEN_ATTR = re.compile(
-    r"<(think|thinking|reasoning|thought|reasoning_scratchpad)(?=[\s>])[^>]{0,2000}>", re.IGNORECASE
-)
+_REASONING = "|".join(REASONING_TAGS)
+_TOOL_BLOCK = "|".join(TOOL_BLOCK_TAGS)
+_REASONING_OPEN_ATTR = re.compile(rf"<({_REASONING})(?=[\s>])[^>]{{0,2000}}>", re.IGNORECASE)
+_REASONING_OPEN = re.compile(rf"<({_REASONING})>", re.IGNORECASE)
+_TOOL_OPEN = re.compile(rf"<({_TOOL_BLOCK})(?=[\s>])[^>]{{0,2000}}>", re.IGNORECASE)
 _FUNCTION_OPEN = re.compile(r"<function\s[^>]{0,2000}>", re.IGNORECASE)
-_STRAY_REASONING = re.compile(r"</?(?:think|thinking|reasoning|thought|reasoning_scratchpad)>\s*", re.IGNORECASE)
-_STRAY_CLOSERS = re.compile(r"</(?:tool_call|tool_calls|tool_result|function_call|function_calls|function)>", re.IGNORECASE)
+_STRAY_REASONING = re.compile(rf"</?(?:{_REASONING})>\s*", re.IGNORECASE)
+_STRAY_CLOSERS = re.compile(rf"</(?:{_TOOL_BLOCK}|function)>", re.IGNORECASE)
 _INLINE_THINKING = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
 # str.lower() can change a string's length (e.g. 'İ'); tags are ASCII, so lower ASCII only.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

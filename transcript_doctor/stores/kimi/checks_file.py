@@ -63,8 +63,8 @@ def _text_findings(state: Any, mk: Any) -> Iterator[Finding]:
         line = src[-1] if src and src[0] != "synth" else None
         for part in _listed(msg.get("content")):
             text = _part_text(part)
-            if text and _BAD_TEXT.search(text):
-                bad = _BAD_TEXT.search(text)
+            bad = _BAD_TEXT.search(text) if text else None
+            if bad is not None:
                 yield mk("F507", f"{msg.get('role')} message text holds {_describe(bad.group())}, which a "
                          "provider's JSON parser rejects", line=line, engine="both",
                          evidence={"character": f"U+{ord(bad.group()):04X}", "index": bad.start()})

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...model import Edit, Finding, Fix
-from ...text import excerpt
 from ...rules.shared.w101_vacuous_assistant import RULE as VACUOUS
+from ...text import excerpt
 from .messages import public
 from .plan import count_edit, is_phantom, new_count, removable_steps, step_delete_edits, step_is_vacuous
 from .projection import is_empty_assistant
@@ -147,7 +147,7 @@ def divergence_findings(mk: Any, state: Any, c201: bool) -> Iterator[Finding]:
 
 
 def _dropped_step(state: Any, m: dict[str, Any]) -> bool:
-    src = m.get("_src") or ()
+    src: tuple[Any, ...] = m.get("_src") or ()
     return bool(src) and src[0] == "step" and src[1] in state.v2_dropped
 
 

@@ -9,7 +9,7 @@ A repair seen under both engines, or in both passes, is reported once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...conversation import Repair
@@ -112,13 +112,17 @@ def _lines_for(history: list[dict[str, Any]], code: str, anomaly: dict[str, Any]
     call_id = anomaly.get("toolCallId")
     if call_id is not None:
         want_tool = code in _ON_RESULT
-        return [_line(m) for m in history if _matches(m, call_id, want_tool) and _line(m) is not None]
+        return _known_lines(m for m in history if _matches(m, call_id, want_tool))
     if code == w102.RULE.code:
-        return [_line(m) for m in history if _has_whitespace_part(m) and _line(m) is not None][:1]
+        return _known_lines(m for m in history if _has_whitespace_part(m))[:1]
     if code == w108.RULE.code:
         first = next((m for m in history if not m.get("partial")), None)
-        return [_line(first)] if first is not None and _line(first) is not None else []
+        return _known_lines([first] if first is not None else [])
     return []
+
+
+def _known_lines(messages: Iterable[dict[str, Any]]) -> list[int]:
+    return [line for m in messages if (line := _line(m)) is not None]
 
 
 def _matches(m: dict[str, Any], call_id: Any, want_tool: bool) -> bool:

@@ -1,4 +1,4 @@
-"""The kimi-code heal (reference §9): remove vacuous steps, re-align legacy compaction counts,
+"""The kimi-code heal (docs/kimi-code.md, "Heal"): remove vacuous steps, re-align legacy compaction counts,
 drop a torn tail; verified by replaying the healed journal with both engines before writing.
 
 A plan is acceptable only if the healed journal replays, under v1, to the original v1 history
@@ -128,7 +128,7 @@ def _greedy(state: KimiReplay, plan: KimiPlan, candidates: list[Any]) -> None:
         if _verify(state, plan):
             continue
         plan.tombstoned.pop()
-        plan.skipped.append(_skip(state, uuid, "removing it would change what an engine replays (§9: branch flip, "
+        plan.skipped.append(_skip(state, uuid, "removing it would change what an engine replays (a branch flip, "
                                   "pending-call close or failed-step settle); kept"))
 
 

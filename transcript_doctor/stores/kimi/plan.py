@@ -1,4 +1,4 @@
-"""Heal planning for kimi journals (reference §9): which steps can go, and the count edits that
+"""Heal planning for kimi journals (docs/kimi-code.md, "Heal"): which steps can go, and the count edits that
 keep legacy compactions aligned once they are gone.
 
 Pure functions over a `KimiReplay`; the heal engine (heal.py) verifies every plan by replaying

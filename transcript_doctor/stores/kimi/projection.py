@@ -46,7 +46,7 @@ def _usable(history: list[dict]) -> list[dict]:
 
 def is_empty_assistant(msg: dict) -> bool:
     """An assistant request message the provider sees as empty: no calls, no tools, and
-    nothing but vacuous parts (the pre-fix wedge, reference §7.6)."""
+    nothing but vacuous parts (the pre-fix wedge, docs/kimi-replay.md §8)."""
     return (
         msg.get("role") == "assistant"
         and not msg.get("toolCalls")

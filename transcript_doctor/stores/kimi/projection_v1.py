@@ -2,7 +2,7 @@
 
 Normal request: prepare+merge, adjacency repair, orphan drop. Strict resend adds the call/result
 dedupe before the adjacency repair, synthesizes every missing result, folds consecutive
-assistants, and drops leading non-user messages (reference §7.1). The dedupe, assistant-merge and
+assistants, and drops leading non-user messages (docs/kimi-replay.md §3). The dedupe, assistant-merge and
 leading-drop passes are also the tail of the v2 strict projection.
 """
 

@@ -1,4 +1,4 @@
-"""Engine v2 (`packages/agent-core-v2`) projection: pairing, then flattening (reference §7.2).
+"""Engine v2 (`packages/agent-core-v2`) projection: pairing, then flattening (docs/kimi-replay.md §4).
 
 Pairing walks the history once and attaches every tool result to the open call it answers (or
 drops it as an orphan); flattening emits blocks, merging runs of user prompts and giving every

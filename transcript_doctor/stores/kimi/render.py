@@ -1,6 +1,6 @@
 """Message shaping for the kimi-code request projection, common to both engines.
 
-* tool-result rendering (reference §7.4): history keeps the raw tool output, the request gets it
+* tool-result rendering (docs/kimi-replay.md §6): history keeps the raw tool output, the request gets it
   wrapped in the engine's `<system>` markers;
 * content cleaning: blank text parts never reach the provider;
 * the wire shape of a request message, and the working `Item` (message + history sources) the

@@ -236,7 +236,7 @@ def _finish(state: KimiReplay) -> None:
 
 
 def replay_object(state: KimiReplay, engine: str) -> dict[str, Any]:
-    """The replay object of CONTRACTS.md for one engine."""
+    """The replay object (`schemas/replay.schema.json`) for one engine."""
     if not state.full:
         raise ValueError("replay_object needs a full replay (replay_file(path, full=True))")
     base: dict[str, Any] = {"format": "kimi-wire", "engine": engine}

@@ -13,6 +13,7 @@ import orjson
 from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..options import KimiOptions
 from . import checks
 from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .steps import StepRecords
@@ -48,10 +49,12 @@ class KimiStore(Store):
         return sum(s.replay.stats.records for s in self.sessions)
 
     def engines(self, options: Options) -> tuple[str, ...]:
-        return ("v1", "v2") if options.engine in ("auto", "both") else (options.engine,)
+        engine = options.get(KimiOptions).engine
+        return ("v1", "v2") if engine in ("auto", "both") else (engine,)
 
     def replay(self, options: Options) -> Any:
-        engine = options.engine if options.engine in ("v1", "v2") else "v2"
+        engine = options.get(KimiOptions).engine
+        engine = engine if engine in ("v1", "v2") else "v2"
         chosen = [s for s in self.sessions if options.session in (None, s.id)]
         if not chosen:
             raise TdocError(f"{self.display}: no session {options.session!r}")

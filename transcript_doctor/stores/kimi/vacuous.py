@@ -1,4 +1,4 @@
-"""Which kimi-code content parts carry nothing a provider can use (reference §3).
+"""Which kimi-code content parts carry nothing a provider can use (docs/kimi-replay.md §1).
 
 Shared by the history folds (v2 drops a settled step whose parts are all vacuous) and by the
 request projection (both engines drop vacuous messages since PR #1968).

@@ -190,7 +190,7 @@ def _status(part: OcPart) -> Any:
 
 
 def dangling_tools(ctx: Context, msg: OcMessage) -> Iterator[Finding]:
-    time = msg.info.get("time") if isinstance(msg.info.get("time"), dict) else {}
+    time: dict[str, Any] = msg.info["time"] if isinstance(msg.info.get("time"), dict) else {}
     finished = time.get("completed") is not None or bool(msg.info.get("error"))
     if not finished:
         return
@@ -211,7 +211,7 @@ def dangling_tools(ctx: Context, msg: OcMessage) -> Iterator[Finding]:
 def placeholders(ctx: Context, msg: OcMessage) -> Iterator[Finding]:
     for part in msg.parts:
         text = part.data.get("text")
-        if part.type != "text" or not completion.is_placeholder(text):
+        if part.type != "text" or not isinstance(text, str) or not completion.is_placeholder(text):
             continue
         m = _STOP_REASON.search(text[:4096])
         yield ctx.make(
@@ -230,14 +230,14 @@ def placeholders(ctx: Context, msg: OcMessage) -> Iterator[Finding]:
 def _error_summary(error: Any) -> dict[str, Any] | None:
     if not isinstance(error, dict):
         return None
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
     message = data.get("message")
     return {"name": error.get("name"), "status_code": data.get("statusCode"),
             "message": excerpt(message) if isinstance(message, str) else None}
 
 
 def _error_texts(error: Any) -> str:
-    data = error.get("data") if isinstance(error, dict) and isinstance(error.get("data"), dict) else {}
+    data: dict[str, Any] = error["data"] if isinstance(error, dict) and isinstance(error.get("data"), dict) else {}
     pieces = [data.get("message"), data.get("responseBody")]
     return "\n".join(p for p in pieces if isinstance(p, str))
 

@@ -1,6 +1,6 @@
 """Is a run's final assistant message a real answer, an empty completion, or no final answer at all?
 
-The decision of seed-systems.md §C.2/§C.3 (the opencode-telegram-bot empty-completion policy),
+The decision of docs/opencode.md §4 (the opencode-telegram-bot empty-completion policy),
 over plain MessageV2 `info` dicts and part dicts:
 
 * Evidence per message: the five token counts and the cost, each *unknown* unless it is a finite
@@ -48,10 +48,6 @@ def known_number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if math.isfinite(value) else None
-
-
-def is_zero(value: float | None) -> bool:
-    return value is not None and value == 0
 
 
 def normalise_finish(reason: str | None) -> str:
@@ -145,7 +141,7 @@ def _sum(a: float | None, b: float | None) -> float | None:
 
 
 def merge(current: Evidence, nxt: Evidence) -> Evidence:
-    """Fold one more message into a run's evidence (§C.2 mergeTaskAttemptEvidence)."""
+    """Fold one more message into a run's evidence (docs/opencode.md §4; the bot's mergeTaskAttemptEvidence)."""
     first = current.turns == 0
     return Evidence(
         tokens=nxt.tokens if first else tuple(_sum(a, b) for a, b in zip(current.tokens, nxt.tokens)),

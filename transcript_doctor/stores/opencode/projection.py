@@ -1,6 +1,6 @@
 """The model messages OpenCode would send for a session (`MessageV2.toModelMessages` + AI SDK).
 
-Rules (seed-systems.md §C.4, checked against `message-v2.ts`):
+Rules (docs/opencode.md §3, checked against `message-v2.ts`):
 
 * History starts at the newest compaction whose summary completed (`filterCompacted`): the
   user message holding the `compaction` part, or its `tail_start_id` when that is kept.

@@ -4,7 +4,7 @@ Both sources produce the same plain values: an `OcSession` holding its `OcMessag
 order, each with its `OcPart`s in id order. `info` and `data` are the rehydrated MessageV2 /
 Part objects (`id`, `sessionID`, `messageID` put back as OpenCode does).
 
-Database rules (seed-systems.md §C.4): columns are selected defensively (they vary by
+Database rules (docs/opencode.md §1): columns are selected defensively (they vary by
 version), messages are ordered by `(time_created, id)`, parts by id, and a part belongs to the
 message its `message_id` names. Rows whose `data` does not decode to an object are kept out of
 the session and reported as `RecordProblem`s (F504), never raised.
@@ -322,15 +322,6 @@ def _message_entry(walker: _Walker, start: int) -> tuple[Any, int]:
         return {"value": value, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
     body, end = walker.members(start, {"parts": lambda i: walker.items(i, lambda j: _spanned(walker, j))})
     return {"value": body, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
-
-
-def read_export(path: Path, display: str) -> tuple[OcSession, int]:
-    """The session of an `opencode export` file and its record count (messages + parts)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
-    return parse_export(data, display)
 
 
 def parse_export(data: bytes, display: str) -> tuple[OcSession, int]:

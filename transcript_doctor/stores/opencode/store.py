@@ -8,16 +8,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...conversation import Conversation
 from ...fixes.atomic import Fingerprint
 from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems
-from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ...rules import finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
-from .reader import (
-    MESSAGE_TABLE, PART_TABLE, DbReader, OcSession, SessionRow, looks_like_export, open_db, parse_export,
-)
+from ..options import SqliteOptions
 from .checks import session_pass
+from .reader import (
+    MESSAGE_TABLE,
+    PART_TABLE,
+    DbReader,
+    OcSession,
+    SessionRow,
+    looks_like_export,
+    open_db,
+    parse_export,
+)
 from .runs import SessionView, analyse
 
 SYSTEM = "opencode"
@@ -87,9 +95,10 @@ class OpencodeDbStore(Store):
         yield from self._pass.findings(lambda: self.views(options), codes)
 
     def store_findings(self, options: Options) -> Iterator[Finding]:
-        problems = integrity_problems(self.conn, deep=options.deep)
+        deep = options.get(SqliteOptions).deep
+        problems = integrity_problems(self.conn, deep=deep)
         if problems:
-            check = "integrity_check" if options.deep else "quick_check"
+            check = "integrity_check" if deep else "quick_check"
             yield finding("F506", f"PRAGMA {check} failed: {problems[0]}", path=self.display, format=self.format,
                           evidence={"check": check, "problems": problems[:20], "count": len(problems)})
 
