@@ -23,10 +23,6 @@ RAW_CODES = frozenset({"W103", "W104", "W105", "W106", "F507", "F508"})
 CODEX_CODES = RAW_CODES - {"W103", "W104"}
 
 
-def is_assistant_side(item: Item) -> bool:
-    return item.kind in ASSISTANT_SIDE or (item.kind == "message" and item.role == "assistant")
-
-
 # `Message.extra` of a Codex message: "written" (every item is a line of its own, so the editor may
 # edit it: not part of a compacted line or synthesised) and, for model responses, "call_lines".
 

@@ -37,7 +37,6 @@ CONTEXT_PREFIXES = (
     "<skill>",
     "<instructions>",
 )
-INTERRUPT_MARKER = "<turn_aborted>"
 _IMPLIED_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}
 COMPACT_CHARS = 240
 # The one character a parsed string can hold that the provider rejects: orjson (like Codex's

@@ -141,9 +141,4 @@ def normalise(items: list[Item], target: str = CODEX_TARGET) -> Request:
     return request
 
 
-def unsent_items(items: list[Item]) -> list[Item]:
-    """History items Codex keeps locally but never sends (ghost snapshots, system messages, unknown kinds)."""
-    return [item for item in items if not item.sent]
-
-
-__all__ = ["Compaction", "Entry", "History", "Request", "Rollback", "normalise", "rebuild", "unsent_items"]
+__all__ = ["Compaction", "Entry", "History", "Request", "Rollback", "normalise", "rebuild"]
