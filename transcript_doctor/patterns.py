@@ -121,15 +121,15 @@ PATTERNS: list[Pattern] = [
        r"invalid value for 'content': expected a string, got null"),
     # Codex CLI rollouts resent to the OpenAI Responses API (docs/codex.md §5); before the generic
     # Responses entries, which name no cause rule for these.
-    _p("codex-web-search-action", "openai-responses", "W121", "a persisted web search whose action the API rejects",
+    _p("codex-web-search-action", "openai-responses", "rejected-web-search-action", "a persisted web search whose action the API rejects",
        r"invalid value: '?other'?", r"supported values are: '?search'?"),
-    _p("codex-encrypted-content", "openai-responses", "W122", "reasoning encrypted by another provider or account",
-       r"encrypted content", r"could not be verified", related="E601"),
-    _p("codex-reasoning-content", "openai-responses", "W122", "a reasoning item carrying plaintext content",
+    _p("codex-encrypted-content", "openai-responses", "foreign-reasoning", "reasoning encrypted by another provider or account",
+       r"encrypted content", r"could not be verified", related="recorded-provider-rejection"),
+    _p("codex-reasoning-content", "openai-responses", "foreign-reasoning", "a reasoning item carrying plaintext content",
        r"input\[\d+\]\.content'?: array too long"),
-    _p("codex-invalid-id-prefix", "openai-responses", "W123", "a stored item id with another provider's prefix",
+    _p("codex-invalid-id-prefix", "openai-responses", "invalid-item-id-prefix", "a stored item id with another provider's prefix",
        r"invalid_id_prefix|expected an id that begins with"),
-    _p("codex-offset-cache", "codex", "E601",
+    _p("codex-offset-cache", "codex", "recorded-provider-rejection",
        "Codex's thread_history cache holds byte offsets the rollout no longer has (its lines were rewritten at "
        "another length): quit Codex and move ~/.codex/thread_history_*.sqlite aside so it is rebuilt",
        r"invalid paginated history lineage|cutoff byte offset is past the source rollout"),
