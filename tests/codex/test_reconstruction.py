@@ -70,7 +70,7 @@ def test_every_fixture_is_detected_as_a_codex_rollout() -> None:
         assert detect(path).format == "codex-rollout", path
 
 
-@pytest.mark.parametrize("other", ["eve", "kimi-code", "hermes"])
+@pytest.mark.parametrize("other", ["eve", "kimi-code", "hermes", "claude-code"])
 def test_other_stores_are_not_taken_for_rollouts(other: str) -> None:
     paths = [p for p in sorted((ROOT / "fixtures" / other).rglob("*")) if p.suffix in (".jsonl", ".ndjson")]
     assert paths
