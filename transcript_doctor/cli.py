@@ -20,7 +20,7 @@ from .core import Report, ScanConfig, scan
 from .model import TdocError
 from .reporters import REPORTERS, RenderOptions
 from .stores import Options
-from .stores.options import KimiOptions, SqliteOptions
+from .stores.options import CodexOptions, KimiOptions, SqliteOptions
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
@@ -77,6 +77,10 @@ SelectOpt = Annotated[
 ]
 IgnoreOpt = Annotated[
     Optional[list[str]], typer.Option("--ignore", help="Skip these rules (same forms as --select).")
+]
+TargetOpt = Annotated[
+    Optional[str],
+    typer.Option("--target", help="Codex: judge the request for 'codex' (default, with its repairs) or the raw 'responses' API."),
 ]
 EngineOpt = Annotated[Engine, typer.Option("--engine", help="kimi-code replay engine (auto = both).")]
 InputFormatOpt = Annotated[
@@ -148,6 +152,7 @@ def scan_cmd(
     color: ColorOpt = Color.auto,
     engine: EngineOpt = Engine.auto,
     deep: Annotated[bool, typer.Option("--deep", help="SQLite: full integrity_check.")] = False,
+    target: TargetOpt = None,
     input_format: InputFormatOpt = None,
     jobs: JobsOpt = None,
     config_file: ConfigOpt = None,
@@ -184,7 +189,7 @@ def scan_cmd(
         ignore=settings.ignore,
         fail_on=settings.fail_on,
         input_format=input_format,
-        options=Options(settings=(KimiOptions(engine.value), SqliteOptions(deep))),
+        options=Options(settings=(KimiOptions(engine.value), SqliteOptions(deep), CodexOptions(target or "codex"))),
         per_path_ignores=settings.per_path_ignores,
         root=settings.root,
         jobs=jobs or 0,
@@ -284,6 +289,7 @@ def replay_cmd(
     path: Annotated[str, typer.Argument(help="One store file, or - for standard input.")],
     engine: Annotated[Engine, typer.Option("--engine", help="kimi-code engine.")] = Engine.v2,
     session: Annotated[Optional[str], typer.Option("--session", help="Only this session (its id).")] = None,
+    target: TargetOpt = None,
     format: Annotated[PageFormat, typer.Option("--format", "-f", help="Output format.")] = PageFormat.json,
     color: ColorOpt = Color.auto,
     input_format: InputFormatOpt = None,
@@ -293,7 +299,7 @@ def replay_cmd(
     from .replay_view import render_human, replay_html, replay_path
 
     reject_remote([path], "replay")
-    options = Options(session=session, settings=(KimiOptions(engine.value),))
+    options = Options(session=session, settings=(KimiOptions(engine.value), CodexOptions(target or "codex")))
     if format is PageFormat.html:
         deliver(lambda out: replay_html(path, options, input_format, out))
         return
