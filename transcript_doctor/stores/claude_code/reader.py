@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any
 import orjson
 
 from ...model import TdocError
-from .records import Record, looks_like_claude_code, parse_record
+from .records import Names, Record, looks_like_claude_code, parse_record
 
 BUFFER = 1 << 20
 _SNIFF_LINES = 8
@@ -64,9 +65,18 @@ class Transcript:
     lines: int = 0
     size: int = 0
     session: str | None = None
+    noted: list[Record] = field(default_factory=list)  # records with metadata (errors, boundaries), in order
 
     def by_line(self, line: int) -> list[Record]:
-        return [r for r in self.records if r.line == line]
+        """The records of one line (several on a concatenated line), found by bisection: records are in line order."""
+        records = self.records
+        start = bisect_left(records, line, key=_line_of)
+        end = bisect_right(records, line, lo=start, key=_line_of)
+        return records[start:end]
+
+
+def _line_of(rec: Record) -> int:
+    return rec.line
 
 
 def sniff(head: bytes) -> bool:
@@ -121,7 +131,8 @@ def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Tra
 
 def _read(path: Path, display: str, keep_text: bool) -> Transcript:
     out = Transcript(path)
-    records = out.records
+    records, noted = out.records, out.noted
+    names = Names()
     loads = orjson.loads
     number = offset = 0
     for raw in _lines(path, display):
@@ -133,12 +144,14 @@ def _read(path: Path, display: str, keep_text: bool) -> Transcript:
                 obj = loads(raw)
             except orjson.JSONDecodeError:
                 ended = raw.endswith(b"\n")
-                _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text)
+                _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text, names)
             else:
                 if type(obj) is dict:
-                    rec = parse_record(obj, len(records), number, keep_text=keep_text, suspect=suspect)
+                    rec = parse_record(obj, len(records), number, keep_text=keep_text, suspect=suspect, names=names)
                     rec.offset = offset
                     records.append(rec)
+                    if rec.meta is not None:
+                        noted.append(rec)
                 else:
                     out.problems.append(Problem("F502", number, f"line {number} is not a JSON object",
                                                 {"offset": offset}))  # fmt: skip
@@ -152,7 +165,8 @@ def _read(path: Path, display: str, keep_text: bool) -> Transcript:
     return out
 
 
-def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bool, keep_text: bool) -> None:
+def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bool, keep_text: bool,
+               names: Names) -> None:  # fmt: skip
     """A line orjson rejects: lone surrogates (stdlib json reads them), concatenated records, or junk."""
     try:
         text = body.decode("utf-8")
@@ -173,10 +187,12 @@ def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bo
     if len(pieces) > 1:
         out.concatenated.append(Concatenated(number, offset, [p for p, _ in pieces]))
     for k, (_, obj) in enumerate(pieces):
-        rec = parse_record(obj, len(out.records), number, k, keep_text=keep_text, suspect=True)
+        rec = parse_record(obj, len(out.records), number, k, keep_text=keep_text, suspect=True, names=names)
         rec.readable = len(pieces) == 1
         rec.offset = offset
         out.records.append(rec)
+        if rec.meta is not None:
+            out.noted.append(rec)
 
 
 def split_values(text: str) -> list[tuple[str, Any]] | None:

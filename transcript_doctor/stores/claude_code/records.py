@@ -87,6 +87,28 @@ class Record:
         return "".join(b.text for b in self.blocks if b.kind == "text")
 
 
+class Names:
+    """One string object per distinct envelope value of a file (type, session, model, ...), and a
+    `parentUuid` that names the previous record shares that record's `uuid` string: the index of a
+    long transcript holds each repeated value once instead of once per record."""
+
+    __slots__ = ("known", "last_uuid")
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+        self.last_uuid: str | None = None
+
+    def name(self, value: Any) -> str | None:
+        if type(value) is not str:
+            return None
+        return self.known.setdefault(value, value)
+
+    def parent(self, value: Any) -> str | None:
+        if type(value) is not str:
+            return None
+        return self.last_uuid if value == self.last_uuid else value
+
+
 def _keep(text: str, keep_text: bool, suspect: bool) -> str:
     if keep_text or suspect or len(text) <= KEEP_CHARS:
         return text
@@ -94,45 +116,44 @@ def _keep(text: str, keep_text: bool, suspect: bool) -> str:
 
 
 def _result_text(content: Any) -> str:
-    if isinstance(content, str):
+    if type(content) is str:
         return content
-    if isinstance(content, list):
-        return "".join(c.get("text", "") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    if type(content) is list:
+        return "".join(c.get("text", "") for c in content if type(c) is dict and type(c.get("text")) is str)
     return ""
 
 
-def _block(raw: Any, keep_text: bool, suspect: bool) -> Block:
-    if not isinstance(raw, dict):
+def _block(raw: Any, keep_text: bool, suspect: bool, names: Names) -> Block:
+    if type(raw) is not dict:
         return Block("other")
     kind = raw.get("type")
     if kind == "text":
         text = raw.get("text")
-        text = text if isinstance(text, str) else ""
+        text = text if type(text) is str else ""
         return Block("text", _keep(text, keep_text, suspect), blank=is_blank(text))
-    if kind == "thinking":
-        text = raw.get("thinking")
-        text = text if isinstance(text, str) else ""
-        sig = raw.get("signature")
-        return Block("thinking", _keep(text, keep_text, suspect), signed=bool(sig), blank=is_blank(text))
-    if kind == "redacted_thinking":
-        return Block("redacted_thinking", signed=True, blank=True)
-    if kind == "tool_use":
-        args = raw.get("input")
-        arguments = args if isinstance(args, str) else None
-        name = raw.get("name")
-        return Block("tool_use", id=_str(raw.get("id")), name=name if isinstance(name, str) else "",
-                     arguments=arguments)  # fmt: skip
     if kind == "tool_result":
         text = _result_text(raw.get("content"))
         return Block("tool_result", _keep(text, keep_text, suspect), id=_str(raw.get("tool_use_id")),
                      is_error=raw.get("is_error") is True, blank=is_blank(text))  # fmt: skip
+    if kind == "tool_use":
+        args = raw.get("input")
+        name = names.name(raw.get("name"))
+        return Block("tool_use", id=_str(raw.get("id")), name=name or "",
+                     arguments=args if type(args) is str else None)  # fmt: skip
+    if kind == "thinking":
+        text = raw.get("thinking")
+        text = text if type(text) is str else ""
+        sig = raw.get("signature")
+        return Block("thinking", _keep(text, keep_text, suspect), signed=bool(sig), blank=is_blank(text))
+    if kind == "redacted_thinking":
+        return Block("redacted_thinking", signed=True, blank=True)
     if kind in ("image", "document"):
         return Block(kind)
     return Block("other", name=kind if isinstance(kind, str) else "")
 
 
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return value if type(value) is str else None
 
 
 def _meta(obj: dict[str, Any], kind: str, subtype: str | None) -> dict[str, Any] | None:
@@ -154,35 +175,45 @@ def _meta(obj: dict[str, Any], kind: str, subtype: str | None) -> dict[str, Any]
 
 
 def parse_record(obj: dict[str, Any], index: int, line: int, piece: int = 0, *, keep_text: bool = False,
-                 suspect: bool = False) -> Record:  # fmt: skip
+                 suspect: bool = False, names: Names | None = None) -> Record:  # fmt: skip
     """A `Record` from one decoded JSON object (any type; unknown fields are ignored)."""
+    if names is None:
+        names = Names()
     get = obj.get
-    kind = get("type")
-    kind = kind if type(kind) is str else ""
-    subtype = _str(get("subtype"))
-    uuid, parent, session = get("uuid"), get("parentUuid"), get("sessionId")
-    rec = Record(index, line, piece, type=kind, uuid=uuid if type(uuid) is str else None,
-                 parent=parent if type(parent) is str else None, subtype=subtype,
-                 sidechain=get("isSidechain") is True, session=session if type(session) is str else None)
-    message = get("message")
-    if kind in ("user", "assistant") and type(message) is dict:
-        rec.role = _str(message.get("role")) or kind
-        rec.msg_id = _str(message.get("id"))
-        rec.model = _str(message.get("model"))
-        content = message.get("content")
-        if keep_text:
-            rec.raw_content = [{"type": "text", "text": content}] if isinstance(content, str) else (
-                content if isinstance(content, list) else [])
-        if type(content) is str:
-            rec.string_content = True
-            rec.blocks = [Block("text", _keep(content, keep_text, suspect), blank=is_blank(content))]
-        elif type(content) is list:
-            rec.blocks = [_block(b, keep_text, suspect) for b in content]
-        rec.api_error = get("isApiErrorMessage") is True
-        rec.compact_summary = get("isCompactSummary") is True
+    kind = names.name(get("type")) or ""
+    subtype = names.name(get("subtype"))
+    uuid = _str(get("uuid"))
+    rec = Record(index, line, piece, 0, kind, uuid, names.parent(get("parentUuid")), subtype,
+                 get("isSidechain") is True, names.name(get("sessionId")))  # fmt: skip
+    if uuid is not None:
+        names.last_uuid = uuid
+    if kind == "user" or kind == "assistant":
+        message = get("message")
+        if type(message) is dict:
+            _message(rec, obj, message, keep_text, suspect, names)
     if subtype is not None or rec.api_error or (kind == "assistant" and "error" in obj):
         rec.meta = _meta(obj, kind, subtype)
     return rec
+
+
+def _message(rec: Record, obj: dict[str, Any], message: dict[str, Any], keep_text: bool, suspect: bool,
+             names: Names) -> None:  # fmt: skip
+    mget = message.get
+    rec.role = names.name(mget("role")) or rec.type
+    rec.msg_id = _str(mget("id"))
+    rec.model = names.name(mget("model"))
+    content = mget("content")
+    if keep_text:
+        rec.raw_content = [{"type": "text", "text": content}] if isinstance(content, str) else (
+            content if isinstance(content, list) else [])
+    if type(content) is str:
+        rec.string_content = True
+        rec.blocks = [Block("text", _keep(content, keep_text, suspect), blank=is_blank(content))]
+    elif type(content) is list:
+        rec.blocks = [_block(b, keep_text, suspect, names) for b in content]
+    get = obj.get
+    rec.api_error = get("isApiErrorMessage") is True
+    rec.compact_summary = get("isCompactSummary") is True
 
 
 def looks_like_claude_code(obj: Any) -> bool:

@@ -51,19 +51,21 @@ class ClaudeCodeStore(Store):
         return self.resume.tail_only_progress()
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
-        with gc_paused():  # the request's messages are built here, on a heap as large as the index
+        # The request's messages are built, and the shared rules run over them, on a heap as large as the
+        # index: cyclic collections stay paused until the engine has taken the conversation.
+        with gc_paused():
             messages, unsent = sent_messages(self), self.resume.unsent()
-        yield Conversation(
-            path=self.display,
-            format=FORMAT,
-            session=self.transcript.session,
-            messages=messages,
-            unsent=unsent,
-            editor=self.editor,
-            codes=SHARED_CODES,
-            live=self.live,
-            target="anthropic",
-        )
+            yield Conversation(
+                path=self.display,
+                format=FORMAT,
+                session=self.transcript.session,
+                messages=messages,
+                unsent=unsent,
+                editor=self.editor,
+                codes=SHARED_CODES,
+                live=self.live,
+                target="anthropic",
+            )
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
         with gc_paused():
