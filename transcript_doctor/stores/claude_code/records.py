@@ -179,12 +179,14 @@ def parse_record(obj: dict[str, Any], index: int, line: int, piece: int = 0, *, 
     """A `Record` from one decoded JSON object (any type; unknown fields are ignored)."""
     if names is None:
         names = Names()
-    get = obj.get
-    kind = names.name(get("type")) or ""
-    subtype = names.name(get("subtype"))
-    uuid = _str(get("uuid"))
+    get, known = obj.get, names.known
+    kind, subtype, session, uuid = get("type"), get("subtype"), get("sessionId"), get("uuid")
+    kind = known.setdefault(kind, kind) if type(kind) is str else ""
+    subtype = known.setdefault(subtype, subtype) if type(subtype) is str else None
+    session = known.setdefault(session, session) if type(session) is str else None
+    uuid = uuid if type(uuid) is str else None
     rec = Record(index, line, piece, 0, kind, uuid, names.parent(get("parentUuid")), subtype,
-                 get("isSidechain") is True, names.name(get("sessionId")))  # fmt: skip
+                 get("isSidechain") is True, session)  # fmt: skip
     if uuid is not None:
         names.last_uuid = uuid
     if kind == "user" or kind == "assistant":
