@@ -175,17 +175,21 @@ def _meta(obj: dict[str, Any], kind: str, subtype: str | None) -> dict[str, Any]
 
 
 def parse_record(obj: dict[str, Any], index: int, line: int, piece: int = 0, *, keep_text: bool = False,
-                 suspect: bool = False, names: Names | None = None) -> Record:  # fmt: skip
+                 suspect: bool = False) -> Record:  # fmt: skip
     """A `Record` from one decoded JSON object (any type; unknown fields are ignored)."""
-    if names is None:
-        names = Names()
+    return make_record(obj, index, line, piece, 0, keep_text, suspect, Names())
+
+
+def make_record(obj: dict[str, Any], index: int, line: int, piece: int, offset: int, keep_text: bool, suspect: bool,
+                names: Names) -> Record:  # fmt: skip
+    """`parse_record` for the reader's hot loop: positional, with the file's shared `Names`."""
     get, known = obj.get, names.known
     kind, subtype, session, uuid = get("type"), get("subtype"), get("sessionId"), get("uuid")
     kind = known.setdefault(kind, kind) if type(kind) is str else ""
     subtype = known.setdefault(subtype, subtype) if type(subtype) is str else None
     session = known.setdefault(session, session) if type(session) is str else None
     uuid = uuid if type(uuid) is str else None
-    rec = Record(index, line, piece, 0, kind, uuid, names.parent(get("parentUuid")), subtype,
+    rec = Record(index, line, piece, offset, kind, uuid, names.parent(get("parentUuid")), subtype,
                  get("isSidechain") is True, session)  # fmt: skip
     if uuid is not None:
         names.last_uuid = uuid

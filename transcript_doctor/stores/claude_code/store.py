@@ -16,7 +16,7 @@ from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
-from .reader import Transcript, gc_paused, read_transcript, sniff
+from .reader import Transcript, freeze_index, gc_paused, read_transcript, sniff, thaw_index
 from .resume import FORMAT, Resume
 from .subagents import parent_link
 
@@ -33,6 +33,7 @@ class ClaudeCodeStore(Store):
         self.resume = Resume(transcript)
         self.editor = ClaudeEditor(transcript)
         self.fingerprint = fingerprint
+        self._frozen = False
 
     @property
     def session_count(self) -> int:
@@ -92,6 +93,17 @@ class ClaudeCodeStore(Store):
 
         return heal_store(self, findings, options, rescan)
 
+    def freeze(self) -> None:
+        """Keep the index out of cyclic collections while the store is open (`reader.freeze_index`)."""
+        if not self._frozen:
+            self._frozen = True
+            freeze_index()
+
+    def close(self) -> None:
+        if self._frozen:
+            self._frozen = False
+            thaw_index()
+
     def restore(self, backup: Path) -> None:
         restore_lines(self, backup)
 
@@ -108,4 +120,6 @@ class ClaudeCodeKind(StoreKind):
         fingerprint = Fingerprint.of(path) if options.fingerprint else None
         with gc_paused():
             transcript = read_transcript(path, display, keep_text=options.full_replay)
-            return ClaudeCodeStore(path, display, transcript, fingerprint)
+            store = ClaudeCodeStore(path, display, transcript, fingerprint)
+            store.freeze()
+            return store
