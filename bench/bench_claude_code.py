@@ -26,9 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from statistics import median
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 
 import orjson
 

@@ -61,7 +61,8 @@ def build_chain(all_records: list[Record], *, repaired: bool = False) -> Chain:
     main = [r for r in chained if not r.sidechain]
     records = main or chained
     chain = Chain(records)
-    chain.by_uuid = by_uuid = {r.uuid: r for r in records}  # type: ignore[misc]  # a uuid written twice: the last copy wins
+    # a uuid written twice: the last copy wins
+    chain.by_uuid = by_uuid = {r.uuid: r for r in records if r.uuid is not None}
     chain.parents = parents = effective_parents(records)
     first = records[0] if records else None
     dangling, children = chain.dangling, chain.children

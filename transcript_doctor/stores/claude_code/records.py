@@ -9,7 +9,8 @@ excerpt, so memory stays small on transcripts of hundreds of megabytes. `keep_te
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...text import excerpt, is_blank
@@ -64,7 +65,7 @@ class Record:
     api_error: bool = False
     compact_summary: bool = False
     string_content: bool = False  # message.content was a plain string
-    blocks: list[Block] = field(default_factory=list)
+    blocks: Sequence[Block] = ()  # a record with no message shares the empty tuple
     meta: dict[str, Any] | None = None  # compaction metadata, error details, tool ids cleared
     readable: bool = True  # False for records of a concatenated line: Claude Code cannot read them
     raw_content: list[Any] | None = None  # the message's content blocks as written (`tdoc replay` only)
