@@ -197,7 +197,7 @@ def select_oldest(messages: list[Msg], budget: int) -> list[Msg]:
 # --------------------------------------------------------------------------- messages
 
 
-def summary_message(text: str) -> Msg:
+def summary_message(text: Any) -> Msg:
     return {
         "role": "user",
         "content": [{"type": "text", "text": text}],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +207,7 @@ def _restored(original: KimiReplay, changed: set[Any], edits: list[Edit]) -> Res
     return shift, {_mapped(message_key(m), shift) for m in original.v1.history} - {None}
 
 
-def _line_shift(edits: list[Edit]):  # type: ignore[no-untyped-def]
+def _line_shift(edits: list[Edit]) -> Callable[[Any], Any]:
     """Original line -> healed line, for lines the edits leave in place."""
     deltas: dict[int, int] = {}
     for e in edits:
