@@ -125,6 +125,12 @@ def freeze_index() -> None:
     gc.freeze()
 
 
+def refreeze() -> None:
+    """Freeze what was built on top of a frozen index (the request's messages) as well."""
+    if _FROZEN[0] > 0:
+        gc.freeze()
+
+
 def thaw_index() -> None:
     """Undo `freeze_index` once the last open store has closed."""
     if _FROZEN[0] > 0:

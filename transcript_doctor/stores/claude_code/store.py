@@ -16,7 +16,7 @@ from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
-from .reader import Transcript, freeze_index, gc_paused, read_transcript, sniff, thaw_index
+from .reader import Transcript, freeze_index, gc_paused, read_transcript, refreeze, sniff, thaw_index
 from .resume import FORMAT, Resume
 from .subagents import parent_link
 
@@ -56,6 +56,8 @@ class ClaudeCodeStore(Store):
         # index: cyclic collections stay paused until the engine has taken the conversation.
         with gc_paused():
             messages, unsent = sent_messages(self), self.resume.unsent()
+            if self._frozen:
+                refreeze()
             yield Conversation(
                 path=self.display,
                 format=FORMAT,
