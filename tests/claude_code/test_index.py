@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transcript_doctor.stores import Options, open_store
+from transcript_doctor.stores.claude_code import reader
 from transcript_doctor.stores.claude_code.reader import read_transcript
 from transcript_doctor.stores.claude_code.records import parse_record
 from transcript_doctor.text import JS_WHITESPACE, is_blank, js_trim
@@ -68,13 +69,29 @@ def test_by_line_finds_every_record_of_a_concatenated_line(tmp_path):
     assert t.by_line(3) == [] and t.by_line(0) == []
 
 
-def test_a_closed_store_leaves_the_collector_unfrozen(tmp_path):
-    before = gc.get_freeze_count()
-    store = open_store(_session(tmp_path), "s", Options())
-    assert gc.get_freeze_count() > before  # the index is out of the collector's reach while open
+def test_a_store_thaws_the_index_when_closed_or_dropped(tmp_path):
+    path = _session(tmp_path)
+    before = reader.frozen_stores()
+    store = open_store(path, "s", Options())
+    assert reader.frozen_stores() == before + 1 and gc.get_freeze_count() > 0
     store.close()
     store.close()  # twice is harmless
-    assert gc.get_freeze_count() == before
+    assert reader.frozen_stores() == before
+    dropped = open_store(path, "s", Options())
+    assert reader.frozen_stores() == before + 1
+    del dropped  # never closed: its finaliser thaws
+    assert reader.frozen_stores() == before
+
+
+def test_the_last_store_closed_unfreezes_the_collector(tmp_path):
+    path = _session(tmp_path)
+    while reader.frozen_stores():  # stores other tests left open
+        reader.thaw_index()
+    first, second = open_store(path, "a", Options()), open_store(path, "b", Options())
+    first.close()
+    assert gc.get_freeze_count() > 0  # the second store is still open
+    second.close()
+    assert gc.get_freeze_count() == 0
 
 
 @given(st.text(alphabet=st.sampled_from(JS_WHITESPACE + "ab\u200b"), max_size=12))

@@ -125,6 +125,10 @@ def freeze_index() -> None:
     gc.freeze()
 
 
+def frozen_stores() -> int:
+    return _FROZEN[0]
+
+
 def refreeze() -> None:
     """Freeze what was built on top of a frozen index (the request's messages) as well."""
     if _FROZEN[0] > 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
@@ -33,7 +34,7 @@ class ClaudeCodeStore(Store):
         self.resume = Resume(transcript)
         self.editor = ClaudeEditor(transcript)
         self.fingerprint = fingerprint
-        self._frozen = False
+        self._thaw: weakref.finalize | None = None
 
     @property
     def session_count(self) -> int:
@@ -96,15 +97,19 @@ class ClaudeCodeStore(Store):
         return heal_store(self, findings, options, rescan)
 
     def freeze(self) -> None:
-        """Keep the index out of cyclic collections while the store is open (`reader.freeze_index`)."""
-        if not self._frozen:
-            self._frozen = True
+        """Keep the index out of cyclic collections while the store is open (`reader.freeze_index`);
+        closed, or dropped without a close, the store thaws it."""
+        if self._thaw is None:
             freeze_index()
+            self._thaw = weakref.finalize(self, thaw_index)
+
+    @property
+    def _frozen(self) -> bool:
+        return self._thaw is not None and self._thaw.alive
 
     def close(self) -> None:
-        if self._frozen:
-            self._frozen = False
-            thaw_index()
+        if self._thaw is not None:
+            self._thaw()  # runs once
 
     def restore(self, backup: Path) -> None:
         restore_lines(self, backup)
