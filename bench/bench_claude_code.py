@@ -12,10 +12,10 @@ chained to the previous one so the resume walks the whole file), then times, in 
 
 in interleaved rounds (parse, read, scan, parse, read, scan, ...) and prints the median time and
 throughput (MB/s) of each phase and the median of the per-round ratios to the parse (target for
-the scan >= 1/3). Memory: the peak Python heap
-(tracemalloc) of a fresh process that scans a file of each --memory-mb size. Text is not kept (only
-excerpts and the per-record index), so the peak per record stays flat as files grow; it is reported
-per file byte and per record.
+the scan >= 1/3). Memory: the peak Python heap (tracemalloc) of a fresh process that scans a file
+of each --memory-mb size, per file byte and per record, and the growth per added record between the
+smallest and the largest size. Text is not kept (excerpts and the per-record index only), so the
+peak grows with the number of records, not with their text (docs/claude-code.md §7).
 """
 
 from __future__ import annotations
@@ -151,6 +151,7 @@ def main() -> None:
         ratio = median(p / t for p, t in zip(times["parse"], times["scan"]))
         print(f"scan/parse throughput ratio (median of {args.repeat} rounds): {ratio:.2f} "
               f"(target >= 0.33: {'met' if ratio >= 1 / 3 else 'NOT met'})")  # fmt: skip
+        sizes: list[tuple[int, int]] = []
         for mb in (float(x) for x in args.memory_mb.split(",")):
             p = Path(tmp) / f"m{mb:g}.jsonl"
             n = build(p, mb)
@@ -158,7 +159,12 @@ def main() -> None:
             peak = peak_bytes(p)
             print(f"memory: {n / 1e6:6.1f} MB file, {recs:7d} records: peak heap {peak / 1e6:6.1f} MB "
                   f"({peak / n:.3f} bytes per file byte, {peak / recs:.0f} bytes per record)")
+            sizes.append((recs, peak))
             p.unlink()
+        if len(sizes) > 1:
+            (r0, p0), (r1, p1) = sizes[0], sizes[-1]
+            print(f"memory growth: {(p1 - p0) / (r1 - r0):.0f} bytes per added record "
+                  f"(fixed part {(p0 - r0 * (p1 - p0) / (r1 - r0)) / 1e6:.1f} MB)")
 
 
 if __name__ == "__main__":

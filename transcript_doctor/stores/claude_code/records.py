@@ -120,6 +120,10 @@ def _result_text(content: Any) -> str:
     if type(content) is str:
         return content
     if type(content) is list:
+        if len(content) == 1:  # the common shape: one text item, taken as it is (no copy of a long result)
+            item = content[0]
+            text = item.get("text") if type(item) is dict else None
+            return text if type(text) is str else ""
         return "".join(c.get("text", "") for c in content if type(c) is dict and type(c.get("text")) is str)
     return ""
 
@@ -205,10 +209,11 @@ def make_record(obj: dict[str, Any], index: int, line: int, piece: int, offset: 
 
 def _message(rec: Record, obj: dict[str, Any], message: dict[str, Any], keep_text: bool, suspect: bool,
              names: Names) -> None:  # fmt: skip
-    mget = message.get
-    rec.role = names.name(mget("role")) or rec.type
-    rec.msg_id = _str(mget("id"))
-    rec.model = names.name(mget("model"))
+    mget, known = message.get, names.known
+    role, msg_id, model = mget("role"), mget("id"), mget("model")
+    rec.role = known.setdefault(role, role) if type(role) is str and role else rec.type
+    rec.msg_id = msg_id if type(msg_id) is str else None
+    rec.model = known.setdefault(model, model) if type(model) is str else None
     content = mget("content")
     if keep_text:
         rec.raw_content = [{"type": "text", "text": content}] if isinstance(content, str) else (
