@@ -24,7 +24,8 @@ def js_trim(s: str) -> str:
 
 
 def is_blank(s: str | None) -> bool:
-    return not s or not js_trim(s)
+    # A text that starts or ends with a non-blank character is not blank: no copy of a long text.
+    return not s or (s[0] in JS_WHITESPACE and s[-1] in JS_WHITESPACE and not js_trim(s))
 
 
 def excerpt(s: str, limit: int = EXCERPT_CHARS) -> str:

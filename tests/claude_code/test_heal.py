@@ -171,3 +171,25 @@ def test_heal_in_place_refused_when_the_file_changed_while_healing(tmp_path):
         heal_findings(store, findings, ScanConfig(), HealOptions(mode="in-place"))
     assert exc.value.exit_code == 3 and src.read_bytes() == changed
     assert not list(tmp_path.glob("*.tdoc-backup-*"))
+
+
+def _fake_process(proc: Path, pid: int, argv: list[str], comm: str, target: Path, flags: str) -> None:
+    (proc / str(pid) / "fd").mkdir(parents=True)
+    (proc / str(pid) / "fdinfo").mkdir()
+    (proc / str(pid) / "fd" / "3").symlink_to(target)
+    (proc / str(pid) / "fdinfo" / "3").write_text(f"pos:\t0\nflags:\t{flags}\n")
+    (proc / str(pid) / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
+    (proc / str(pid) / "comm").write_text(comm + "\n")
+
+
+def test_only_claude_processes_count_as_the_session_being_live(tmp_path):
+    from transcript_doctor.stores.claude_code.live import claude_holders
+
+    src = _copy(tmp_path, "vacuous-response.jsonl")
+    proc = tmp_path / "proc"
+    _fake_process(proc, 101, ["node", "/usr/local/bin/claude", "--resume"], "node", src, "0102001")  # the npm launcher
+    _fake_process(proc, 102, ["claude", "--resume"], "claude", src, "0100000")  # read-only: still the live session
+    _fake_process(proc, 103, ["node", "/srv/app.js"], "node", src, "0102001")  # another writer: the pipeline's concern
+    _fake_process(proc, 104, ["less", str(src)], "less", src, "0100000")  # a reader
+    assert claude_holders(src, proc) == [101, 102]
+    assert claude_holders(tmp_path / "missing.jsonl", proc) == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .records import Record
+from .records import CHAIN_TYPES, Record
 
 
 @dataclass
@@ -56,26 +56,35 @@ def effective_parents(records: Iterable[Record]) -> dict[str, str | None]:
 
 def build_chain(all_records: list[Record], *, repaired: bool = False) -> Chain:
     """The resume chain of one view of the file (see the module docstring)."""
-    chained = [r for r in all_records if r.chained and (repaired or r.readable)]
+    chained = [r for r in all_records if r.uuid is not None and r.type in CHAIN_TYPES and (repaired or r.readable)]
     # A session file replays its main chain; a subagent's file (`agent-*.jsonl`) holds only sidechain records.
     main = [r for r in chained if not r.sidechain]
     records = main or chained
     chain = Chain(records)
-    for rec in records:
-        chain.by_uuid[rec.uuid] = rec  # type: ignore[index]  # a uuid written twice: the last copy wins
-    chain.parents = effective_parents(records)
+    # a uuid written twice: the last copy wins
+    chain.by_uuid = by_uuid = {r.uuid: r for r in records if r.uuid is not None}
+    chain.parents = parents = effective_parents(records)
     first = records[0] if records else None
+    dangling, children = chain.dangling, chain.children
     for rec in records:
-        parent = chain.parents.get(rec.uuid)  # type: ignore[arg-type]
-        if parent is not None and parent not in chain.by_uuid and rec is not first:
-            chain.dangling.append(rec)
+        parent = parents[rec.uuid]  # type: ignore[index]
+        if parent is None:
+            continue
+        if parent not in by_uuid and rec is not first:
+            dangling.append(rec)
+        if not repaired:
+            kids = children.get(parent)
+            if kids is None:
+                children[parent] = [rec]
+            else:
+                kids.append(rec)
     if repaired:
         _relink_dangling(chain)
-    for rec in records:
-        parent = chain.parents.get(rec.uuid)  # type: ignore[arg-type]
-        if parent is not None:
-            chain.children.setdefault(parent, []).append(rec)
-    chain.leaf = next((r for r in reversed(records) if r.uuid not in chain.children), None)
+        for rec in records:
+            parent = parents[rec.uuid]  # type: ignore[index]
+            if parent is not None:
+                children.setdefault(parent, []).append(rec)
+    chain.leaf = next((r for r in reversed(records) if r.uuid not in children), None)
     _walk(chain)
     return chain
 

@@ -109,6 +109,8 @@ def _concatenated(store: ClaudeCodeStore) -> Iterator[Finding]:
 
 def _breaks(store: ClaudeCodeStore) -> Iterator[Finding]:
     resume = store.resume
+    if not resume.real_dangling:
+        return
     stats = resume.stats()
     repaired = resume.repaired.chain
     for rec in resume.real_dangling:
@@ -201,7 +203,7 @@ def _error_text(rec: Any) -> str | None:
 
 
 def _recorded_errors(store: ClaudeCodeStore) -> Iterator[Finding]:
-    for rec in store.transcript.records:
+    for rec in store.transcript.noted:  # an error record always carries its metadata
         text = _error_text(rec)
         if not text:
             continue

@@ -1,8 +1,10 @@
 """Is a Claude Code process holding this session file open? (Linux `/proc`; elsewhere: unknown.)
 
 Claude Code appends to the transcript while a session runs; rewriting it then loses what it writes
-next (the 63 MB session of `docs/claude-code.md` §6). A heal refuses (exit 3) when a process whose
-name or command line says `claude` has the file open.
+next (the 63 MB session of `docs/claude-code.md` §6). The heal pipeline refuses a file another
+process holds open for writing; a `claude` process is refused (exit 3) whatever mode it opened the
+file in, because it reopens the transcript to append. Which processes hold the file is read by the
+pipeline's `/proc` reader (`heal/inuse.py`); this module only says which of them are Claude Code.
 """
 
 from __future__ import annotations
@@ -10,13 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...heal.inuse import PROC, holders
 
-def _is_claude(pid: str) -> bool:
+
+def _is_claude(proc: Path, pid: int) -> bool:
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            cmdline = fh.read(4096)
-        with open(f"/proc/{pid}/comm", "rb") as fh:
-            comm = fh.read(256)
+        cmdline = (proc / str(pid) / "cmdline").read_bytes()[:4096]
+        comm = (proc / str(pid) / "comm").read_bytes()[:256]
     except OSError:
         return False
     return b"claude" in comm.lower() or any(
@@ -24,32 +26,6 @@ def _is_claude(pid: str) -> bool:
     )
 
 
-def claude_holders(path: Path) -> list[int]:
+def claude_holders(path: Path, proc: Path = PROC) -> list[int]:
     """Process ids of `claude` processes with `path` open (empty when /proc cannot tell)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    try:
-        target = os.path.realpath(path)
-    except OSError:
-        return []
-    found: list[int] = []
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit() or entry.name == str(os.getpid()):
-            continue
-        try:
-            fds = os.scandir(f"/proc/{entry.name}/fd")
-        except OSError:
-            continue
-        with fds:
-            for fd in fds:
-                try:
-                    if os.readlink(fd.path) == target:
-                        break
-                except OSError:
-                    continue
-            else:
-                continue
-        if _is_claude(entry.name):
-            found.append(int(entry.name))
-    return found
+    return [h.pid for h in holders(path, proc) if _is_claude(proc, h.pid)]

@@ -14,6 +14,7 @@ import json
 import uuid as uuidlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -106,22 +107,34 @@ def answer_record(call_rec: Record, source: LineSource, pieces: int, call_id: st
 
 
 class Planner:
+    """Plans intents over the transcript; the uuid and child indexes are built only for a removal."""
+
     def __init__(self, transcript: Transcript, source: LineSource) -> None:
         self.t = transcript
         self.source = source
         self.records = transcript.records
-        self.pieces: dict[int, int] = {}
-        self.by_line: dict[int, list[Record]] = {}
-        for rec in self.records:
-            self.pieces[rec.line] = max(self.pieces.get(rec.line, 0), rec.piece + 1)
-            self.by_line.setdefault(rec.line, []).append(rec)
-        self.by_uuid: dict[str, Record] = {}
-        self.children: dict[str, list[Record]] = {}
+
+    def by_line(self, line: int) -> list[Record]:
+        return self.t.by_line(line)
+
+    def pieces(self, line: int) -> int:
+        return len(self.t.by_line(line))
+
+    @cached_property
+    def by_uuid(self) -> dict[str, Record]:
+        by_uuid: dict[str, Record] = {}
         for rec in self.records:
             if rec.uuid is not None:
-                self.by_uuid.setdefault(rec.uuid, rec)
+                by_uuid.setdefault(rec.uuid, rec)
+        return by_uuid
+
+    @cached_property
+    def children(self) -> dict[str, list[Record]]:
+        children: dict[str, list[Record]] = {}
+        for rec in self.records:
             if rec.parent is not None:
-                self.children.setdefault(rec.parent, []).append(rec)
+                children.setdefault(rec.parent, []).append(rec)
+        return children
 
     def plan(self, intents: Iterable[Intent]) -> Plan:
         plan = Plan()
@@ -139,7 +152,7 @@ class Planner:
             split.add(it.line)
             for cat in self.t.concatenated:
                 if cat.line == it.line:
-                    plan.twins.update(r.index for r in self.by_line[it.line] if r.piece in cat.twins)
+                    plan.twins.update(r.index for r in self.by_line(it.line) if r.piece in cat.twins)
             return
         rec = self.records[it.record]
         if it.kind == "remove":
@@ -152,7 +165,7 @@ class Planner:
         elif it.kind == "relink":
             plan.relinked[rec.index] = it.parent
         elif it.kind == "answer":
-            added = answer_record(rec, self.source, self.pieces[rec.line], it.call_id)
+            added = answer_record(rec, self.source, self.pieces(rec.line), it.call_id)
             if all(a["uuid"] != added["uuid"] for a in plan.added):
                 inserts.setdefault(rec.index, []).append(added)
                 plan.added.append(added)
@@ -189,7 +202,7 @@ class Planner:
         for index in plan.removed | set(plan.dropped) | set(plan.relinked) | set(inserts) | plan.twins:
             touched.add(self.records[index].line)
         for line in sorted(touched):
-            recs = self.by_line.get(line, [])
+            recs = self.by_line(line)
             out: list[str] = []
             for rec in sorted(recs, key=lambda r: r.piece):
                 if rec.index not in plan.removed and rec.index not in plan.twins:
@@ -198,7 +211,7 @@ class Planner:
             plan.lines[line] = "\n".join(out) if out else None
 
     def _text(self, rec: Record, plan: Plan) -> str:
-        text = self.source.piece(rec, self.pieces[rec.line])
+        text = self.source.piece(rec, self.pieces(rec.line))
         if rec.index not in plan.relinked and rec.index not in plan.dropped:
             return text
         obj = loads(text)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import gc
 import json
 import re
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 import orjson
 
 from ...model import TdocError
-from .records import Record, looks_like_claude_code, parse_record
+from .records import Names, Record, looks_like_claude_code, make_record
 
 BUFFER = 1 << 20
 _SNIFF_LINES = 8
@@ -64,9 +65,18 @@ class Transcript:
     lines: int = 0
     size: int = 0
     session: str | None = None
+    noted: list[Record] = field(default_factory=list)  # records with metadata (errors, boundaries), in order
 
     def by_line(self, line: int) -> list[Record]:
-        return [r for r in self.records if r.line == line]
+        """The records of one line (several on a concatenated line), found by bisection: records are in line order."""
+        records = self.records
+        start = bisect_left(records, line, key=_line_of)
+        end = bisect_right(records, line, lo=start, key=_line_of)
+        return records[start:end]
+
+
+def _line_of(rec: Record) -> int:
+    return rec.line
 
 
 def sniff(head: bytes) -> bool:
@@ -91,14 +101,6 @@ def sniff(head: bytes) -> bool:
     return bool(_LONG_HEAD.match(lines[-1]))
 
 
-def _lines(path: Path, display: str) -> Iterator[bytes]:
-    try:
-        with open(path, "rb", buffering=BUFFER) as fh:
-            yield from fh
-    except OSError as exc:
-        raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
-
-
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic collections while the record index (or the request over it) is built: records hold no
@@ -113,6 +115,34 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_FROZEN = [0]  # open stores whose index is frozen
+
+
+def freeze_index() -> None:
+    """Move the objects alive now (the index just read) out of the collector's reach until the store
+    closes: they hold no cycles, and every full collection would otherwise walk all of them again."""
+    _FROZEN[0] += 1
+    gc.freeze()
+
+
+def frozen_stores() -> int:
+    return _FROZEN[0]
+
+
+def refreeze() -> None:
+    """Freeze what was built on top of a frozen index (the request's messages) as well."""
+    if _FROZEN[0] > 0:
+        gc.freeze()
+
+
+def thaw_index() -> None:
+    """Undo `freeze_index` once the last open store has closed."""
+    if _FROZEN[0] > 0:
+        _FROZEN[0] -= 1
+        if _FROZEN[0] == 0:
+            gc.unfreeze()
+
+
 def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Transcript:
     """Every record of the file at `path`; TdocError only when no record at all can be read."""
     with gc_paused():
@@ -121,30 +151,13 @@ def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Tra
 
 def _read(path: Path, display: str, keep_text: bool) -> Transcript:
     out = Transcript(path)
-    records = out.records
-    loads = orjson.loads
-    number = offset = 0
-    for raw in _lines(path, display):
-        number += 1
-        size = len(raw)
-        if size > 2 or raw.strip():  # orjson takes the line with its ending: no copy per line
-            suspect = b"\\u" in raw and (b"\\u0000" in raw or b"\\ud" in raw or b"\\uD" in raw)
-            try:
-                obj = loads(raw)
-            except orjson.JSONDecodeError:
-                ended = raw.endswith(b"\n")
-                _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text)
-            else:
-                if type(obj) is dict:
-                    rec = parse_record(obj, len(records), number, keep_text=keep_text, suspect=suspect)
-                    rec.offset = offset
-                    records.append(rec)
-                else:
-                    out.problems.append(Problem("F502", number, f"line {number} is not a JSON object",
-                                                {"offset": offset}))  # fmt: skip
-        offset += size
-    out.lines, out.size = number, offset
+    try:
+        with open(path, "rb", buffering=BUFFER) as fh:
+            _read_lines(out, fh, keep_text)
+    except OSError as exc:
+        raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
     _mark_twins(out)
+    records = out.records
     if not records:
         first = f" ({out.problems[0].message})" if out.problems else ""
         raise TdocError(f"{display}: no readable Claude Code record{first}")
@@ -152,7 +165,39 @@ def _read(path: Path, display: str, keep_text: bool) -> Transcript:
     return out
 
 
-def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bool, keep_text: bool) -> None:
+def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> None:
+    """The hot loop: one orjson parse and one slim record per line; the rest goes to `_slow_line`."""
+    records, noted, append = out.records, out.noted, out.records.append
+    names = Names()
+    loads = orjson.loads
+    number = offset = 0
+    for raw in lines:
+        number += 1
+        size = len(raw)
+        if size > 2 or raw.strip():  # orjson takes the line with its ending: no copy per line
+            # Text kept whole for F507: a NUL escape. A lone surrogate makes orjson refuse the line, so such
+            # lines take the slow path, which keeps their text whole too.
+            suspect = b"\\u0000" in raw
+            try:
+                obj = loads(raw)
+            except orjson.JSONDecodeError:
+                ended = raw.endswith(b"\n")
+                _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text, names)
+            else:
+                if type(obj) is dict:
+                    rec = make_record(obj, len(records), number, 0, offset, keep_text, suspect, names)
+                    append(rec)
+                    if rec.meta is not None:
+                        noted.append(rec)
+                else:
+                    out.problems.append(Problem("F502", number, f"line {number} is not a JSON object",
+                                                {"offset": offset}))  # fmt: skip
+        offset += size
+    out.lines, out.size = number, offset
+
+
+def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bool, keep_text: bool,
+               names: Names) -> None:  # fmt: skip
     """A line orjson rejects: lone surrogates (stdlib json reads them), concatenated records, or junk."""
     try:
         text = body.decode("utf-8")
@@ -173,10 +218,11 @@ def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bo
     if len(pieces) > 1:
         out.concatenated.append(Concatenated(number, offset, [p for p, _ in pieces]))
     for k, (_, obj) in enumerate(pieces):
-        rec = parse_record(obj, len(out.records), number, k, keep_text=keep_text, suspect=True)
+        rec = make_record(obj, len(out.records), number, k, offset, keep_text, True, names)
         rec.readable = len(pieces) == 1
-        rec.offset = offset
         out.records.append(rec)
+        if rec.meta is not None:
+            out.noted.append(rec)
 
 
 def split_values(text: str) -> list[tuple[str, Any]] | None:

@@ -9,7 +9,8 @@ excerpt, so memory stays small on transcripts of hundreds of megabytes. `keep_te
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...text import excerpt, is_blank
@@ -64,7 +65,7 @@ class Record:
     api_error: bool = False
     compact_summary: bool = False
     string_content: bool = False  # message.content was a plain string
-    blocks: list[Block] = field(default_factory=list)
+    blocks: Sequence[Block] = ()  # a record with no message shares the empty tuple
     meta: dict[str, Any] | None = None  # compaction metadata, error details, tool ids cleared
     readable: bool = True  # False for records of a concatenated line: Claude Code cannot read them
     raw_content: list[Any] | None = None  # the message's content blocks as written (`tdoc replay` only)
@@ -87,6 +88,28 @@ class Record:
         return "".join(b.text for b in self.blocks if b.kind == "text")
 
 
+class Names:
+    """One string object per distinct envelope value of a file (type, session, model, ...), and a
+    `parentUuid` that names the previous record shares that record's `uuid` string: the index of a
+    long transcript holds each repeated value once instead of once per record."""
+
+    __slots__ = ("known", "last_uuid")
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+        self.last_uuid: str | None = None
+
+    def name(self, value: Any) -> str | None:
+        if type(value) is not str:
+            return None
+        return self.known.setdefault(value, value)
+
+    def parent(self, value: Any) -> str | None:
+        if type(value) is not str:
+            return None
+        return self.last_uuid if value == self.last_uuid else value
+
+
 def _keep(text: str, keep_text: bool, suspect: bool) -> str:
     if keep_text or suspect or len(text) <= KEEP_CHARS:
         return text
@@ -94,45 +117,48 @@ def _keep(text: str, keep_text: bool, suspect: bool) -> str:
 
 
 def _result_text(content: Any) -> str:
-    if isinstance(content, str):
+    if type(content) is str:
         return content
-    if isinstance(content, list):
-        return "".join(c.get("text", "") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    if type(content) is list:
+        if len(content) == 1:  # the common shape: one text item, taken as it is (no copy of a long result)
+            item = content[0]
+            text = item.get("text") if type(item) is dict else None
+            return text if type(text) is str else ""
+        return "".join(c.get("text", "") for c in content if type(c) is dict and type(c.get("text")) is str)
     return ""
 
 
-def _block(raw: Any, keep_text: bool, suspect: bool) -> Block:
-    if not isinstance(raw, dict):
+def _block(raw: Any, keep_text: bool, suspect: bool, names: Names) -> Block:
+    if type(raw) is not dict:
         return Block("other")
     kind = raw.get("type")
     if kind == "text":
         text = raw.get("text")
-        text = text if isinstance(text, str) else ""
+        text = text if type(text) is str else ""
         return Block("text", _keep(text, keep_text, suspect), blank=is_blank(text))
-    if kind == "thinking":
-        text = raw.get("thinking")
-        text = text if isinstance(text, str) else ""
-        sig = raw.get("signature")
-        return Block("thinking", _keep(text, keep_text, suspect), signed=bool(sig), blank=is_blank(text))
-    if kind == "redacted_thinking":
-        return Block("redacted_thinking", signed=True, blank=True)
-    if kind == "tool_use":
-        args = raw.get("input")
-        arguments = args if isinstance(args, str) else None
-        name = raw.get("name")
-        return Block("tool_use", id=_str(raw.get("id")), name=name if isinstance(name, str) else "",
-                     arguments=arguments)  # fmt: skip
     if kind == "tool_result":
         text = _result_text(raw.get("content"))
         return Block("tool_result", _keep(text, keep_text, suspect), id=_str(raw.get("tool_use_id")),
                      is_error=raw.get("is_error") is True, blank=is_blank(text))  # fmt: skip
+    if kind == "tool_use":
+        args = raw.get("input")
+        name = names.name(raw.get("name"))
+        return Block("tool_use", id=_str(raw.get("id")), name=name or "",
+                     arguments=args if type(args) is str else None)  # fmt: skip
+    if kind == "thinking":
+        text = raw.get("thinking")
+        text = text if type(text) is str else ""
+        sig = raw.get("signature")
+        return Block("thinking", _keep(text, keep_text, suspect), signed=bool(sig), blank=is_blank(text))
+    if kind == "redacted_thinking":
+        return Block("redacted_thinking", signed=True, blank=True)
     if kind in ("image", "document"):
         return Block(kind)
     return Block("other", name=kind if isinstance(kind, str) else "")
 
 
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return value if type(value) is str else None
 
 
 def _meta(obj: dict[str, Any], kind: str, subtype: str | None) -> dict[str, Any] | None:
@@ -156,33 +182,50 @@ def _meta(obj: dict[str, Any], kind: str, subtype: str | None) -> dict[str, Any]
 def parse_record(obj: dict[str, Any], index: int, line: int, piece: int = 0, *, keep_text: bool = False,
                  suspect: bool = False) -> Record:  # fmt: skip
     """A `Record` from one decoded JSON object (any type; unknown fields are ignored)."""
-    get = obj.get
-    kind = get("type")
-    kind = kind if type(kind) is str else ""
-    subtype = _str(get("subtype"))
-    uuid, parent, session = get("uuid"), get("parentUuid"), get("sessionId")
-    rec = Record(index, line, piece, type=kind, uuid=uuid if type(uuid) is str else None,
-                 parent=parent if type(parent) is str else None, subtype=subtype,
-                 sidechain=get("isSidechain") is True, session=session if type(session) is str else None)
-    message = get("message")
-    if kind in ("user", "assistant") and type(message) is dict:
-        rec.role = _str(message.get("role")) or kind
-        rec.msg_id = _str(message.get("id"))
-        rec.model = _str(message.get("model"))
-        content = message.get("content")
-        if keep_text:
-            rec.raw_content = [{"type": "text", "text": content}] if isinstance(content, str) else (
-                content if isinstance(content, list) else [])
-        if type(content) is str:
-            rec.string_content = True
-            rec.blocks = [Block("text", _keep(content, keep_text, suspect), blank=is_blank(content))]
-        elif type(content) is list:
-            rec.blocks = [_block(b, keep_text, suspect) for b in content]
-        rec.api_error = get("isApiErrorMessage") is True
-        rec.compact_summary = get("isCompactSummary") is True
+    return make_record(obj, index, line, piece, 0, keep_text, suspect, Names())
+
+
+def make_record(obj: dict[str, Any], index: int, line: int, piece: int, offset: int, keep_text: bool, suspect: bool,
+                names: Names) -> Record:  # fmt: skip
+    """`parse_record` for the reader's hot loop: positional, with the file's shared `Names`."""
+    get, known = obj.get, names.known
+    kind, subtype, session, uuid = get("type"), get("subtype"), get("sessionId"), get("uuid")
+    kind = known.setdefault(kind, kind) if type(kind) is str else ""
+    subtype = known.setdefault(subtype, subtype) if type(subtype) is str else None
+    session = known.setdefault(session, session) if type(session) is str else None
+    uuid = uuid if type(uuid) is str else None
+    rec = Record(index, line, piece, offset, kind, uuid, names.parent(get("parentUuid")), subtype,
+                 get("isSidechain") is True, session)  # fmt: skip
+    if uuid is not None:
+        names.last_uuid = uuid
+    if kind == "user" or kind == "assistant":
+        message = get("message")
+        if type(message) is dict:
+            _message(rec, obj, message, keep_text, suspect, names)
     if subtype is not None or rec.api_error or (kind == "assistant" and "error" in obj):
         rec.meta = _meta(obj, kind, subtype)
     return rec
+
+
+def _message(rec: Record, obj: dict[str, Any], message: dict[str, Any], keep_text: bool, suspect: bool,
+             names: Names) -> None:  # fmt: skip
+    mget, known = message.get, names.known
+    role, msg_id, model = mget("role"), mget("id"), mget("model")
+    rec.role = known.setdefault(role, role) if type(role) is str and role else rec.type
+    rec.msg_id = msg_id if type(msg_id) is str else None
+    rec.model = known.setdefault(model, model) if type(model) is str else None
+    content = mget("content")
+    if keep_text:
+        rec.raw_content = [{"type": "text", "text": content}] if isinstance(content, str) else (
+            content if isinstance(content, list) else [])
+    if type(content) is str:
+        rec.string_content = True
+        rec.blocks = [Block("text", _keep(content, keep_text, suspect), blank=is_blank(content))]
+    elif type(content) is list:
+        rec.blocks = [_block(b, keep_text, suspect, names) for b in content]
+    get = obj.get
+    rec.api_error = get("isApiErrorMessage") is True
+    rec.compact_summary = get("isCompactSummary") is True
 
 
 def looks_like_claude_code(obj: Any) -> bool:

@@ -21,7 +21,7 @@ from .records import Block, Record
 CLEARED = "[Old tool result content cleared]"
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     """One block of a request message and the record (line) it comes from."""
 
@@ -30,7 +30,7 @@ class Slot:
     block: Block
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestMessage:
     role: str  # user | assistant
     slots: list[Slot] = field(default_factory=list)

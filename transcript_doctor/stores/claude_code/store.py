@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
@@ -16,7 +17,7 @@ from ..base import HealOptions, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
-from .reader import Transcript, gc_paused, read_transcript, sniff
+from .reader import Transcript, freeze_index, gc_paused, read_transcript, refreeze, sniff, thaw_index
 from .resume import FORMAT, Resume
 from .subagents import parent_link
 
@@ -33,6 +34,7 @@ class ClaudeCodeStore(Store):
         self.resume = Resume(transcript)
         self.editor = ClaudeEditor(transcript)
         self.fingerprint = fingerprint
+        self._thaw: weakref.finalize | None = None
 
     @property
     def session_count(self) -> int:
@@ -51,19 +53,23 @@ class ClaudeCodeStore(Store):
         return self.resume.tail_only_progress()
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
-        with gc_paused():  # the request's messages are built here, on a heap as large as the index
+        # The request's messages are built, and the shared rules run over them, on a heap as large as the
+        # index: cyclic collections stay paused until the engine has taken the conversation.
+        with gc_paused():
             messages, unsent = sent_messages(self), self.resume.unsent()
-        yield Conversation(
-            path=self.display,
-            format=FORMAT,
-            session=self.transcript.session,
-            messages=messages,
-            unsent=unsent,
-            editor=self.editor,
-            codes=SHARED_CODES,
-            live=self.live,
-            target="anthropic",
-        )
+            if self._frozen:
+                refreeze()
+            yield Conversation(
+                path=self.display,
+                format=FORMAT,
+                session=self.transcript.session,
+                messages=messages,
+                unsent=unsent,
+                editor=self.editor,
+                codes=SHARED_CODES,
+                live=self.live,
+                target="anthropic",
+            )
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
         with gc_paused():
@@ -90,6 +96,21 @@ class ClaudeCodeStore(Store):
 
         return plan_heal(self, findings, options, rescan)
 
+    def freeze(self) -> None:
+        """Keep the index out of cyclic collections while the store is open (`reader.freeze_index`);
+        closed, or dropped without a close, the store thaws it."""
+        if self._thaw is None:
+            freeze_index()
+            self._thaw = weakref.finalize(self, thaw_index)
+
+    @property
+    def _frozen(self) -> bool:
+        return self._thaw is not None and self._thaw.alive
+
+    def close(self) -> None:
+        if self._thaw is not None:
+            self._thaw()  # runs once
+
 
 class ClaudeCodeKind(StoreKind):
     format = FORMAT
@@ -103,4 +124,6 @@ class ClaudeCodeKind(StoreKind):
         fingerprint = Fingerprint.of(path) if options.fingerprint else None
         with gc_paused():
             transcript = read_transcript(path, display, keep_text=options.full_replay)
-            return ClaudeCodeStore(path, display, transcript, fingerprint)
+            store = ClaudeCodeStore(path, display, transcript, fingerprint)
+            store.freeze()
+            return store
