@@ -5,30 +5,25 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import orjson
 import typer
 from typer.core import TyperGroup
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.text import Text
 
 from . import __version__
-from .config import Settings, load_config, resolve
-from .core import ScanConfig, scan
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
 from .stores.options import KimiOptions, SqliteOptions
+
+if TYPE_CHECKING:  # imported where used: `tdoc --version` loads none of them (start-up, issue 20)
+    from rich.progress import Progress, TaskID
+
+    from .config import Settings
+    from .core import ScanConfig
 
 err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
@@ -143,6 +138,8 @@ def scan_cmd(
     ] = None,
 ) -> None:
     """Report what is poisoned in session stores (local paths, globs, or s3:// and other fsspec URLs)."""
+    from .core import ScanConfig
+
     settings = _settings(config_file, no_config, select=_split(select), ignore=_split(ignore),
                          fail_on=fail_on.value if fail_on else None)  # fmt: skip
     config = ScanConfig(
@@ -168,6 +165,7 @@ def scan_cmd(
 
 def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage_option: list[str] | None):
     """A local scan, or a fleet scan when a cluster or a storage URL is named."""
+    from .core import scan
     from .fleet.uris import is_url
 
     if cluster is None and not storage_option and not any(is_url(p) for p in paths):
@@ -183,6 +181,8 @@ def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage
 
 def _settings(config_file: Path | None, no_config: bool, **flags: object) -> Settings:
     """Flags over the configuration file over defaults."""
+    from .config import load_config, resolve
+
     file = load_config(config_file, discover=not no_config)
     return resolve(file, **flags)
 
@@ -206,6 +206,8 @@ class _ProgressBar:
     def start(self, files: int, total_bytes: int) -> None:
         if files < self.MIN_FILES and total_bytes < self.MIN_BYTES:
             return
+        from rich.progress import BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
         self._files = files
         self._bar = Progress(
             SpinnerColumn(),
@@ -273,6 +275,7 @@ def heal_cmd(
     no_config: NoConfigOpt = False,
 ) -> None:
     """Apply the fixes of the findings: a dry run unless --in-place or --output."""
+    from .core import ScanConfig
     from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions

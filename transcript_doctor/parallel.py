@@ -273,7 +273,7 @@ def _preload_modules() -> list[str]:
     try:
         from .stores import kinds
 
-        modules += sorted({type(kind).__module__ for kind in kinds().values()})
+        modules += sorted({getattr(kind, "module", type(kind).__module__) for kind in kinds().values()})
     except Exception:  # noqa: S110 - workers report it per input
         pass
     return modules

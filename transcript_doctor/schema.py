@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+
+if TYPE_CHECKING:  # imported when a value is validated, not when a schema is read
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 OUTPUT_SCHEMAS = ("report", "finding", "replay", "heal")
 
@@ -22,6 +24,8 @@ def load(name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     pairs = []
     for name in OUTPUT_SCHEMAS:
         try:
@@ -34,6 +38,8 @@ def _registry() -> Registry:
 
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(load(name), registry=_registry())
 
 

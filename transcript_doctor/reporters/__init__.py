@@ -7,12 +7,14 @@ code never depends on the format.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..core import Report
 from . import github, human, json_report, ndjson, sarif
 
-Reporter = Callable[[Report, TextIO], None]
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
+
+    Reporter = Callable[[Report, TextIO], None]
 
 REPORTERS: dict[str, Reporter] = {
     "human": human.render,

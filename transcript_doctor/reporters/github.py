@@ -9,11 +9,13 @@ transcript text can never start a workflow command of its own.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..core import Report
 from ..model import FileResult, Finding
 from .sarif import repo_relative
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

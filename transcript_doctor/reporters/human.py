@@ -6,14 +6,16 @@ after `terminal_safe` has escaped control characters.
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from ..core import Report
 from ..model import FileResult, Finding
 from ..text import terminal_safe
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import orjson
 
-from ..core import Report
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
+
 
 
 def render(report: Report, out: TextIO) -> None:

@@ -13,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 import orjson
 
 from .. import __version__
-from ..core import Report
 from ..model import FileResult, Finding
-from ..rules import RULES, Rule
+
+if TYPE_CHECKING:  # the scan API and the catalogue load with the scan, not with the CLI
+    from ..core import Report
+    from ..rules import Rule
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -37,6 +39,8 @@ def render(report: Report, out: TextIO) -> None:
 def to_sarif(report: Report, base: Path | None = None) -> dict[str, Any]:
     """The SARIF log of a report; paths are made relative to `base` (default: the working directory)."""
     base = (base or Path.cwd()).resolve()
+    from ..rules import RULES
+
     rules = sorted(RULES.values(), key=lambda r: r.code)
     index = {rule.code: i for i, rule in enumerate(rules)}
     artifacts = {fr.path: i for i, fr in enumerate(report.files)}

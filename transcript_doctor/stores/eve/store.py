@@ -10,8 +10,9 @@ from ...fixes.jsonl_heal import heal_lines, restore_lines
 from ...model import Finding
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .checks import native_findings as eve_findings
-from .reader import read_stream, sniff
+from .reader import read_stream
 from .replay import replay
+from .sniff import sniff_stream
 from .turns import Stream
 
 FORMAT = "eve-stream"
@@ -56,7 +57,7 @@ class EveKind(StoreKind):
     jsonl = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        return sniff(head)
+        return sniff_stream(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         return EveStore(path, display, read_stream(path, display))
