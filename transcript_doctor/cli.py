@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import orjson
 import typer
-from typer.core import TyperGroup
 from rich.console import Console
 from rich.text import Text
 
 from . import __version__
+from .cli_params import PlainCoercionGroup
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # imported where used: `tdoc --version` loads none of them (s
 err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
-class _Group(TyperGroup):
+class _Group(PlainCoercionGroup):
     """Turns TdocError into one line on stderr and its exit code, under CliRunner too."""
 
     def invoke(self, ctx: typer.Context) -> object:
