@@ -8,7 +8,6 @@ if the file changed) -> `os.replace` -> fsync the directory.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -33,6 +32,8 @@ class Fingerprint:
     @classmethod
     def of(cls, path: Path) -> Fingerprint:
         st = path.stat()
+        import hashlib  # loads OpenSSL: only when a fingerprint is taken
+
         digest = hashlib.sha256()
         with open(path, "rb") as fh:
             for chunk in iter(lambda: fh.read(CHUNK), b""):

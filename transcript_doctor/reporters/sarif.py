@@ -10,7 +10,6 @@ could not read become error notifications of the invocation.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -168,6 +167,8 @@ def _logical(f: Finding) -> list[dict[str, Any]]:
 
 def fingerprint(f: Finding, base: Path) -> str:
     """A hash of what identifies a finding across runs: never times, never absolute paths."""
+    import hashlib  # loads OpenSSL: only for SARIF output
+
     where = repo_relative(f.path, base) or f.path
     parts = [f.code, where, f.session or "", f.table or "", str(f.row or ""), str(f.line or ""), f.message]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
