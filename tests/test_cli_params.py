@@ -29,7 +29,7 @@ PARAMS = [
     if isinstance(p, _TyperParameter)
 ]
 WORDS = ["human", "JSON", "v1", "auto", "warning", "Error", "info", "sarif", "0", "7", "-1", "+3", " 5", "1e3",
-         "", "-", "a/b.jsonl", "x" * 40, "True"]  # fmt: skip
+         "", "-", "a/b.jsonl", "x" * 40, "True", "a\x00b", "٣"]  # fmt: skip
 
 
 def _outcome(runtime: Any, value: Any, param: _TyperParameter) -> tuple[str, Any]:
@@ -37,6 +37,8 @@ def _outcome(runtime: Any, value: Any, param: _TyperParameter) -> tuple[str, Any
         result = runtime.coerce(value, param=param, ctx=CONTEXT)
     except BadParameter as exc:
         return "error", exc.format_message()
+    except Exception as exc:  # noqa: BLE001 - whatever typer's conversion raises, the plain one must too
+        return type(exc).__name__, str(exc)
     return type(result).__name__, result
 
 

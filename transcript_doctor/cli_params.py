@@ -90,7 +90,10 @@ def _converter(annotation: Any, descriptor: TypeDescriptor) -> Convert | None:
         def to_path(value: Any, param: _TyperParameter, ctx: Context) -> Any:
             if not (isinstance(value, str) and value):
                 raise _Refused
-            return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+            try:
+                return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+            except Exception:  # a null byte, a failed existence check: typer words the error
+                raise _Refused from None
 
         return to_path
     if isinstance(annotation, type) and issubclass(annotation, Enum):
