@@ -1,7 +1,7 @@
 """The marker matcher runs in linear time on hostile replies.
 
-Two checks, both robust on a loaded 2-core CI: a generous absolute bound (well under a second for
-200,000+ characters, as eve's own suite requires), and a growth test that compares the CPU time
+Two checks, both robust on a loaded 2-core CI: a generous absolute bound on this thread's CPU time
+(well under a second for 200,000+ characters, as eve's own suite requires), and a growth test that compares the CPU time
 this thread spent (not wall-clock time, which counts time the scheduler gave to other processes),
 best of several runs, at n and 4n characters: linear work grows about 4x, quadratic work 16x, and
 the test fails above 10x. The growth test is shown to catch the quadratic pattern the PR replaced.
@@ -66,9 +66,9 @@ def test_adversarial_reply_is_decided_well_under_a_second(name: str) -> None:
     make, expected = ADVERSARIAL[name]
     text = make(N)
     assert len(text) >= N - 30
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time of this thread: a loaded machine does not inflate it
     tolerant, strict, _ = _run_all(text)
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     assert tolerant is expected
     assert strict is False
     assert elapsed < 1.0, f"{name}: {elapsed:.3f}s for {len(text)} chars"
@@ -84,5 +84,5 @@ def test_time_grows_linearly(name: str) -> None:
 def test_growth_check_catches_the_quadratic_pattern_the_pr_replaced() -> None:
     # `\s*\/?\s*` (before the PR) lets two runs of whitespace share the same characters.
     old = re.compile(r"\s*/?\s*eve")
-    growth = _growth(old.match, lambda n: " " * n + "x", 1_500)
+    growth = _growth(old.match, lambda n: " " * n + "x", 3_000)
     assert growth > 10.0, f"the quadratic shape grew only {growth:.1f}x: the check would not catch it"

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .model import Finding, TdocError
-from .patterns import RejectionMatch, match_rejection, unwrap
+from .patterns import RejectionMatch, match_rejection, transient_kind, unwrap
 from .rules import RULES, lookup
 from .text import excerpt, terminal_safe
 
@@ -89,8 +89,11 @@ def diagnose_error(text: str, path: str | None = None, session: str | None = Non
         "mapping": None,
         "record": None,
         "findings": [],
+        "transient": None,
     }
-    if match is not None:
+    if match is None:
+        result["transient"] = _transient(text)
+    else:
         result.update(_describe(match))
         if path is not None:
             result.update(_map_to_store(match, path, session))
@@ -171,6 +174,14 @@ def _nearest_first(findings: list[Finding], record: dict[str, Any] | None) -> li
 def _render(result: dict[str, Any], out: TextIO) -> None:
     console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
     if not result["recognised"]:
+        transient = result["transient"]
+        if transient is not None:
+            console.print(Text("Not a structural rejection: a transient or size error, not the history.",
+                               style="yellow"))  # fmt: skip
+            console.print(_row("message", result["message"]))
+            console.print(_row("kind", transient["kind"]))
+            console.print(Text(transient["advice"]))
+            return
         console.print(Text("Not a structural rejection tdoc knows.", style="yellow"))
         console.print(_row("message", result["message"]))
         console.print(
@@ -212,7 +223,8 @@ def _cause(result: dict[str, Any]) -> str:
 
 def _index(result: dict[str, Any]) -> str:
     kind, pos = result["position_kind"], result["position"]
-    named = {"position": f"position {pos}", "messages": f"messages.{pos}", "input": f"input[{pos}]"}
+    named = {"position": f"position {pos}", "messages": f"messages.{pos}", "input": f"input[{pos}]",
+             "contents": f"contents[{pos}]"}  # fmt: skip
     out = f"{named.get(kind, f'message index {pos}')}: message {pos} of the request"
     if result["content_index"] is not None:
         out += f", content block {result['content_index']}"
@@ -254,13 +266,38 @@ def _where(path: str, record: dict[str, Any]) -> str:
     return where + (f" ({', '.join(extras)})" if extras else "")
 
 
+_TRANSIENT_ADVICE = {
+    "context-length": "The request is too large for the model's context: compact the session, drop large tool "
+    "outputs or start a new session. The history's structure is not the cause, so `tdoc heal` will not help.",
+    "rate-limit": "The provider is rate-limiting or out of quota: wait and retry, or lower the request rate. "
+    "The history is not the cause; `tdoc heal` will not help.",
+    "overloaded": "The provider is overloaded: retry later. The history is not the cause; `tdoc heal` will not help.",
+    "server-error": "The provider (or a gateway) failed on its side: retry later. The history is not the cause; "
+    "if the same request fails this way every time, run `tdoc scan` on the session store.",
+}
+
+
+def _transient(text: str) -> dict[str, str] | None:
+    """`{kind, advice}` for an error about the request's size or the provider's state."""
+    kind = transient_kind(text)
+    return {"kind": kind, "advice": _TRANSIENT_ADVICE[kind]} if kind else None
+
+
 def _next_step(result: dict[str, Any]) -> Text:
-    codes = ",".join([result["rule"]["code"], *(r["code"] for r in result["related"])])
+    codes = [result["rule"]["code"], *(r["code"] for r in result["related"])]
     target = result["path"] or "SESSION_STORE"
-    if codes == "E601":
+    if codes == ["E601"]:
         return Text(f"next: tdoc scan {target} --select E601 finds where the store recorded it "
                     "(no automatic fix)", style="dim")  # fmt: skip
-    return Text(f"next: tdoc scan {target} --select {codes}   then: tdoc heal {target} --diff", style="dim")
+    scan = f"next: tdoc scan {target} --select {','.join(codes)}"
+    fixes = {code: RULES[code].fix for code in codes}
+    unsafe = [code for code, fix in fixes.items() if fix == "unsafe"]
+    if all(fix == "none" for fix in fixes.values()):
+        return Text(f"{scan}   (no automatic fix)", style="dim")
+    if unsafe:
+        why = f"the fixes for {', '.join(unsafe)} are unsafe: they change what the model sees; review the diff"
+        return Text(f"{scan}   then: tdoc heal {target} --unsafe-fixes --diff   ({why})", style="dim")
+    return Text(f"{scan}   then: tdoc heal {target} --diff", style="dim")
 
 
 def _row(label: str, value: str) -> Text:

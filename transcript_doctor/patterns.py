@@ -47,7 +47,7 @@ class Pattern:
 class RejectionMatch:
     pattern: Pattern
     position: int | None  # the message index the error names, if any
-    position_kind: str | None  # "position" | "messages" | "input" | "index"
+    position_kind: str | None  # "position" | "messages" | "input" | "contents" | "index"
     content_index: int | None = None  # Anthropic/Bedrock `messages.N.content.M`
     role: str | None = None  # the role the error says the message has ("with role 'assistant'")
 
@@ -142,8 +142,11 @@ PATTERNS: list[Pattern] = [
     _p("deepseek-reasoning-passback", "deepseek", "recorded-provider-rejection", "thinking-mode reasoning not passed back",
        r"in the thinking mode must be passed back to the api"),
     # Google Gemini / Vertex
-    _p("gemini-call-placement", "google", "leading-non-user", "a function call turn not right after a user or function-response turn",
-       r"function call turn comes immediately after a user turn"),
+    _p("gemini-call-placement", "google", "leading-non-user",
+       "a function call turn not right after a user or function-response turn: the history starts with it (W108), "
+       "it follows another model turn (W109, or a vacuous one: W101) or a call turn left without responses (W103)",
+       r"function call turn comes immediately after a user turn",
+       related="consecutive-assistants orphan-tool-call vacuous-assistant"),
     _p("gemini-response-placement", "google", "orphan-tool-result", _ORPHAN_RESULT,
        r"function response turn comes immediately after a function call turn"),
     _p("gemini-thought-signature", "google", "recorded-provider-rejection", _THINKING, r"thought signature is not valid"),
@@ -170,6 +173,48 @@ PATTERNS: list[Pattern] = [
     _p("ark-missing-text", "volcengine", "blank-text-part", _BLANK_PART, r"missingparameter: input\.content\.text"),
     _p("chat-template-tool-role", "local", "orphan-tool-result", _ORPHAN_RESULT,
        r"message has tool role, but there was no previous assistant message with a tool call"),
+    # -- Structural rejections measured on stores tdoc had not seen (issue 19), one provider at a time.
+    # OpenAI Chat Completions: an empty content string or array.
+    _p("openai-content-string-too-short", "openai", "vacuous-assistant", "a message whose content is an empty string",
+       rf"invalid {_Q}messages\[\d{{1,9}}\]\.content{_Q}: string too short", related="blank-text-part"),
+    _p("openai-content-empty-array", "openai", "vacuous-assistant", "a message whose content is an empty list of parts",
+       rf"invalid {_Q}messages\[\d{{1,9}}\]\.content{_Q}: empty array", related="blank-text-part"),
+    # OpenAI Responses
+    _p("responses-content-empty-string", "openai-responses", "vacuous-assistant",
+       "an input item whose content is an empty string",
+       rf"invalid {_Q}input\[\d{{1,9}}\]\.content{_Q}: empty string", related="blank-text-part"),
+    _p("responses-reasoning-without-following-item", "openai-responses", "think-only-final",
+       "a reasoning item with nothing after it: a turn that ended (or was cut off) after its reasoning",
+       rf"of type {_Q}reasoning{_Q} was provided without its required following item",
+       related="phantom-step vacuous-assistant"),
+    # Anthropic
+    _p("anthropic-signature-required", "anthropic", "recorded-provider-rejection",
+       "a thinking block stored without its signature",
+       rf"thinking\.signature{_Q}: field required"),
+    _p("anthropic-final-trailing-whitespace", "anthropic", "phantom-step",
+       "a request that ends on an assistant message (a cut-off or partial reply) whose text ends in whitespace",
+       r"final assistant content cannot end with trailing whitespace", related="vacuous-assistant non-terminal-final"),
+    _p("anthropic-empty-error-result", "anthropic", "recorded-provider-rejection",
+       "an error tool result with no content",
+       r"tool_result`? content cannot be empty when `?is_error`? is true"),
+    # Amazon Bedrock Converse
+    _p("bedrock-first-user", "bedrock", "leading-non-user", "the history does not start with a user message",
+       r"conversation must start with a user message"),
+    _p("bedrock-expected-tool-result", "bedrock", "orphan-tool-call", "tool results missing right after their calls",
+       r"expected toolresult blocks at messages\.\d{1,9}\.content", related="displaced-tool-result"),
+    _p("bedrock-tool-result-count", "bedrock", "orphan-tool-result", "more tool results than the calls before them",
+       r"number of toolresult blocks at messages\.\d{1,9}\.content exceeds the number of tooluse blocks",
+       related="duplicate-tool-result"),
+    # Google Gemini / Vertex
+    _p("gemini-response-count", "google", "orphan-tool-call", "function calls and responses that do not pair up",
+       r"number of function response parts is equal to the number of function call parts",
+       related="orphan-tool-result duplicate-tool-result"),
+    _p("gemini-empty-parts", "google", "vacuous-assistant", _EMPTY_MESSAGE, r"contents\.parts must not be empty",
+       related="blank-text-part"),
+    _p("gemini-no-parts-field", "google", "vacuous-assistant", _EMPTY_MESSAGE, r"must include at least one parts field",
+       related="blank-text-part"),
+    _p("gemini-missing-thought-signature", "google", "recorded-provider-rejection", _THINKING,
+       r"function call is missing a `?thought_signature"),
     # Generic kimi-code strict-resend fallbacks (docs/kimi-replay.md §8)
     _p("tool-call-id-not-found", "openai", "orphan-tool-result", _ORPHAN_RESULT, r"tool_call_id", r"not found"),
     _p("unexpected-tool-result", "anthropic", "orphan-tool-result", _ORPHAN_RESULT, r"unexpected\s{1,8}`?tool_result"),
@@ -185,7 +230,9 @@ PATTERNS: list[Pattern] = [
 _POSITION = [
     (re.compile(r"position (\d{1,9})"), "position"),
     (re.compile(r"messages\.\[?(\d{1,9})"), "messages"),
+    (re.compile(r"messages\[(\d{1,9})\]"), "messages"),  # OpenAI `messages[N]`
     (re.compile(r"input\[(\d{1,9})\]"), "input"),
+    (re.compile(r"contents\[(\d{1,9})\]"), "contents"),  # Gemini `contents[N]`
     (re.compile(r"message index (\d{1,9})"), "index"),
 ]
 _CONTENT_INDEX = re.compile(r"messages\.\[?\d{1,9}\]?\.content\.(\d{1,9})")
@@ -323,9 +370,9 @@ def _dig(body: object, depth: int) -> ProviderError | None:
     message = next((err[k] for k in ("message", "detail", "Message") if isinstance(err.get(k), str)), None)
     if message is None:
         return None
-    inner = unwrap(message, depth + 1) if "{" in message else None
-    if inner is not None and inner.message != strip_prefixes(message):
-        return inner
+    nested = unwrap(message, depth + 1) if "{" in message else None
+    if nested is not None and nested.message != strip_prefixes(message):
+        return nested
     param = err.get("param")
     kind = err.get("type")
     return ProviderError(
@@ -343,3 +390,50 @@ def _int(value: object) -> int | None:
     if isinstance(value, str) and value.isdigit() and len(value) == 3:
         return int(value)
     return None
+
+
+# --------------------------------------------------------------------------- not the history
+
+# Errors that say nothing about the history's structure: the request was too large, or the
+# provider was busy or broken. Phrases are matched as plain substrings of the lower-cased text
+# (one pass each); a status counts only when the text leads with it or a JSON body names it.
+TRANSIENT_KINDS: dict[str, tuple[str, ...]] = {
+    "context-length": (
+        "context length", "context_length", "context window", "maximum context", "prompt is too long",
+        "input is too long", "too many tokens", "request too large", "request_too_large", "reduce the length",
+        "maximum number of tokens", "token limit", "tokens exceed", "exceeds the limit of", "payload too large",
+    ),
+    "rate-limit": (
+        "rate limit", "rate_limit", "ratelimit", "too many requests", "resource_exhausted", "resource exhausted",
+        "quota", "throttl",
+    ),
+    "overloaded": ("overloaded", "over capacity", "at capacity", "temporarily unavailable"),
+    "server-error": (
+        "internal server error", "internal error", "bad gateway", "service unavailable", "gateway timeout",
+        "timed out", "timeout", "connection reset", "econnreset", "upstream connect error", "server_error",
+        "did not return a response",
+    ),
+}  # fmt: skip
+_STATUS_KINDS = {413: "context-length", 429: "rate-limit", 529: "overloaded"}
+_LEADING_STATUS = re.compile(
+    r"[ \t]{0,4}(?:(?:api error|error code|http(?: error)?|status(?: code)?|error)[ \t]{0,4}[:=]?[ \t]{0,4})?"
+    r"([45]\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def transient_kind(text: str) -> str | None:
+    """`context-length`, `rate-limit`, `overloaded` or `server-error` when the error is about the
+    request's size or the provider's state rather than the history's structure; else None."""
+    error = unwrap(text)
+    lowered = f"{error.message}\n{text[:MAX_UNWRAP_CHARS]}".lower()
+    for kind, phrases in TRANSIENT_KINDS.items():
+        if any(phrase in lowered for phrase in phrases):
+            return kind
+    lead = _LEADING_STATUS.match(text)
+    status = int(lead.group(1)) if lead else (error.status if "{" in text else None)
+    if status is None:
+        return None
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    return "server-error" if 500 <= status <= 599 else None

@@ -95,9 +95,12 @@ define(
     r"""
 ## What it detects
 A model step that started and never settled: in kimi a `step.begin` with no `step.end`, or one ended with
-`finishReason` `error` or `interrupted`; in eve a `step.started` (v27: `model.started`) whose attempt failed or
-never completed before a retry. Every step that never settled counts, whether it left partial text or nothing,
-and each failed retry attempt is its own finding.
+`finishReason` `error` or `interrupted`; in eve a `step.started` (v27: `model.requested`/`model.started`) whose
+attempt failed, never completed before a retry or the turn's end, or is still open when the stream ends (no
+`step.completed`/`step.failed`, v27 no `model.settled`). Every step that never settled counts, whether it left
+partial text or nothing, and each failed retry attempt is its own finding. For an attempt open at the end of the
+stream the finding says whether the stream may still be live (no later turn, no session end): the step may yet
+settle, though eve rebuilds it as a partial or phantom assistant if it does not.
 
 ## Why it breaks a session
 kimi v2 leaves such a step in the history as `partial: true` forever: the projection skips it, so the prompts

@@ -200,9 +200,14 @@ define(
     "Filler delivered after an unattended empty-response retry",
     r"""
 ## What it detects
-In an unattended eve run, the reply delivered after an empty-response retry is filler: short, with no data (no
-digits, lists, code or links), and either self-narration (`I now have all the data I need.`) or a promise ending
-in `:` (`Here is the report:`). A turn is unattended when no human input started it: no `message.received`
+In an unattended eve run, the reply delivered after an empty-response retry is filler: short (under 120
+characters), with no data (no digits, lists, code or links), carrying nothing from the turn itself (no word of
+its tool results or runtime deliveries, no assertion such as `no alerts` or `healthy`), and made of the agent's
+talk about its own work: a past or present-perfect self-report (`I now have all the data I need.`, `Finished
+gathering the results.`), an announcement (`Let me compile the report.`), a promise with or without a colon
+(`Here is the report:`, `The summary will follow shortly.`) or a bare acknowledgement (`Got it.`). The
+judgement is by word sets and the turn's evidence, not by listed phrasings; its precision and recall on the
+labelled sets in `tests/data/eve-filler/` are in the README. A turn is unattended when no human input started it: no `message.received`
 carrying a human message (a `data.kind: "task.result"` delivery is not human) and, in v27, no
 `delivery.consumed` of one; trigger metadata on `turn.started`, such as a schedule, agrees where present. A v27
 `model.started` with `retryReason: "empty-response"` marks the retry.

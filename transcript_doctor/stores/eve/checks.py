@@ -1,5 +1,8 @@
 """The rules for eve streams: S302, S303, S306, T403, C203, E601, and the reader's F-rules.
 
+C203 covers every attempt that never settled: failed, abandoned by a retry or by the turn's end,
+or still open when the stream ends (then the finding says whether the stream may still be live).
+
 Every finding points at the stream line of its record (`location.line`, 1-based) and names its turn
 in `evidence.turn`. `location.position` is set only by E601, to the request index the provider's
 error names: eve's model history lives in workflow state, so a stream line cannot be mapped to a
@@ -15,7 +18,7 @@ from ...model import Edit, Finding, Fix
 from ...patterns import match_rejection
 from ...rules.registry import finding
 from ...text import excerpt, is_blank
-from .filler import filler_kind
+from .filler import TurnEvidence, filler_kind, may_be_filler
 from .markers import classify, normalise
 from .turns import TERMINAL_FINISH, Failure, Reply, Step, Turn
 
@@ -127,9 +130,9 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
     reply = _final_reply(turn)
     if reply is None or reply.phase != "reply" or reply.finish_reason == "tool-calls":
         return
-    if not delivered(turn, reply) or classify(reply.text) is not None:
+    if not delivered(turn, reply) or classify(reply.text) is not None or not may_be_filler(reply.text):
         return
-    verdict = filler_kind(reply.text)
+    verdict = filler_kind(reply.text, _turn_evidence(turn))
     if verdict is None:
         return
     evidence = _reply_evidence(turn, reply)
@@ -141,7 +144,7 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
     )
     retry = _retry_evidence(turn, reply)
     evidence["empty_response_retry"] = retry
-    why = "a promise of content that never came" if verdict.kind == "promise" else "self-narration with no data"
+    why = _FILLER_WHY.get(verdict.kind, "talk about its own progress that carries nothing from the turn")
     after = f" after an empty model reply (line {retry['empty_line']})" if retry.get("empty_line") else ""
     if retry.get("retry_reason") and not after:
         after = " after an empty-response retry"
@@ -150,6 +153,24 @@ def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Fi
         f"{_quote(reply.text or '')} is {why}, not a report"
     )
     yield _find(store, "S306", message, reply.line, evidence=evidence)
+
+
+_FILLER_WHY = {
+    "promise": "a promise of content that never came",
+    "acknowledgement": "an acknowledgement with nothing in it",
+    "self-narration": "talk about its own progress that carries nothing from the turn's tool results",
+}
+
+
+def _turn_evidence(turn: Turn) -> TurnEvidence:
+    """The turn's tool results and runtime deliveries (what a real answer would carry), and its task."""
+    results: list[Any] = [i.text for i in turn.inputs if not i.human]
+    for step in turn.steps:
+        for call in step.calls:
+            results.extend(v for v in (call.output, call.error) if v is not None)
+    trigger = turn.trigger or {}
+    task = [str(v) for v in trigger.values() if isinstance(v, str)] + [i.text for i in turn.inputs]
+    return TurnEvidence.collect(results, "\n".join(task))
 
 
 def _trigger_label(turn: Turn) -> str:
@@ -225,8 +246,9 @@ def _non_terminal_reason(turn: Turn, reply: Reply) -> str | None:
 
 
 def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
-    for step in turn.steps:
-        if step.status not in ("failed", "abandoned"):
+    for index, step in enumerate(turn.steps):
+        state = _unsettled(turn, step, index)
+        if state is None:
             continue
         later = [s for s in turn.steps if s.line > step.line]
         partial = step.streamed_text
@@ -234,18 +256,20 @@ def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
             "turn": turn.id,
             "step": step.key,
             "attempt": step.attempt,
-            "status": step.status,
+            "status": "open" if state == "open-at-end" else state,
             "partial_text": excerpt(partial) if partial else None,
             "partial_chars": len(partial),
             "tool_calls": [c.id for c in step.calls],
             "error": {"code": step.error.code, "message": excerpt(step.error.message)} if step.error else None,
             "retried_at": later[0].line if later else None,
             "vacuous": step.vacuous,
+            "open_at_stream_end": state == "open-at-end",
+            "stream_may_be_live": state == "open-at-end" and _may_be_live(store, turn),
         }
         yield _find(
             store,
             "C203",
-            _phantom_message(store, turn, step, partial, later),
+            _phantom_message(store, turn, step, partial, later, evidence["stream_may_be_live"]),
             step.line,
             end_line=step.end_line if step.end_line != step.line else None,
             fix=_phantom_fix(step),
@@ -253,23 +277,58 @@ def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
         )
 
 
-def _phantom_message(store: EveStore, turn: Turn, step: Step, partial: str, later: list[Step]) -> str:
-    what = f"model run {step.key}" if store.stream.version == "27" else f"step {step.key}"
+def _unsettled(turn: Turn, step: Step, index: int) -> str | None:
+    """How an attempt failed to settle: `failed`, `abandoned` (a retry or the turn's end left it
+    open), `open-at-end` (nothing settled it before the stream ended), or None when it settled."""
+    if step.status in ("failed", "abandoned"):
+        return step.status
+    if step.status != "open":
+        return None
+    if index + 1 < len(turn.steps):
+        return "abandoned"  # a later step of the turn started: this one will never settle
+    return "open-at-end"
+
+
+def _may_be_live(store: EveStore, turn: Turn) -> bool:
+    """Nothing after the open step says the session moved on: it may still be running."""
+    stream = store.stream
+    return stream.outcome is None and turn.outcome is None and bool(stream.turns) and stream.turns[-1] is turn
+
+
+def _phantom_message(
+    store: EveStore, turn: Turn, step: Step, partial: str, later: list[Step], live: bool
+) -> str:
+    noun = "model run" if store.stream.version == "27" else "step"
+    what = f"{noun} {step.key}"
+    streamed = f" after streaming partial text {_quote(partial)}" if partial else " with no output"
+    if step.calls and not partial:
+        streamed = f" after requesting {len(step.calls)} tool call(s) and no text"
+    if step.status == "open" and not later:
+        rebuilt = "eve rebuilds it as a partial assistant" if partial else "eve rebuilds it as a phantom assistant"
+        tail = (
+            f"; the stream may still be live, and the {noun} may yet settle"
+            if live
+            else f"; the turn was never settled{' and the session ended' if store.stream.outcome else ''}"
+        )
+        return (
+            f"{what} of turn {turn.id} (attempt {step.attempt}) was still open when the stream ended"
+            f"{streamed}: {rebuilt}{tail}"
+        )
     ended = "failed" if step.status == "failed" else "never settled"
     if step.error:
         ended += f" ({excerpt(step.error.message, 80)})"
-    streamed = f" after streaming partial text {_quote(partial)}" if partial else " with no output"
     then = f"; the turn went on at line {later[0].line}" if later else f"; the turn ended {turn.outcome or 'open'}"
     return f"{what} of turn {turn.id} (attempt {step.attempt}) {ended}{streamed}{then}"
 
 
 def _phantom_fix(step: Step) -> Fix | None:
     """Safe only for an attempt that left nothing: no output, no error record, lines of its own."""
-    if not step.vacuous or step.error is not None or step.status != "abandoned" or step.shared:
+    if not step.vacuous or step.error is not None or step.status not in ("abandoned", "open") or step.shared:
         return None
     lines = sorted(step.lines)
     edits = tuple(Edit("delete", line=n) for n in lines)
-    return Fix("safe", f"remove the {len(lines)} line(s) of the abandoned attempt {step.attempt}", edits)
+    what = "abandoned" if step.status == "abandoned" else "unsettled"
+    return Fix("safe", f"remove the {len(lines)} line(s) of the {what} attempt {step.attempt}", edits)
 
 
 # --------------------------------------------------------------------------- E601

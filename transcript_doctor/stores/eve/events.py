@@ -62,7 +62,8 @@ def key_of(value: Any) -> str | None:
 
 def failure(line: int, scope: str, data: dict[str, Any]) -> Failure:
     """`{code, message, details?}` at the top of `data` or under `data.error`."""
-    source = data.get("error") if isinstance(data.get("error"), dict) else data
+    error = data.get("error")
+    source: dict[str, Any] = error if isinstance(error, dict) else data
     message = source.get("message")
     if not isinstance(message, str):
         message = "" if message is None else str(message)

@@ -1,85 +1,286 @@
-"""S306's text test: is a delivered reply conversational filler rather than an answer?
+"""S306's judgement: is the final reply of an unattended turn filler rather than an answer?
 
-An unattended eve run whose model returned nothing was retried with a nudge, and the retry answered
-with a sentence about itself ("I now have all the data I need.") or a promise of content that
-never came ("Here is the report:"). Such a reply is short, carries no data, and either ends with a
-colon or narrates the agent's own progress. Real short answers carry data (counts, times, ids,
-lists, code, links) or state a finding, and are left alone.
+An unattended eve run whose model returned nothing was retried with a nudge, and the retry
+answered with talk about itself ("I now have all the data I need."), an announcement ("Let me
+compile the report."), a promise of content that never came ("Here is the report:", "The
+summary will follow shortly.") or a bare acknowledgement ("Got it."). The judgement does not list
+those phrasings; it asks what the reply *carries*, using the turn itself as evidence:
 
-The text is at most `MAX_CHARS` long before any pattern runs, so no pattern sees a long input; the
-patterns are still written without nested quantifiers.
+* a real answer delivers something: data (a digit, code, a link, a list or table), a word that
+  also appears in the turn's tool results or runtime deliveries (a name, a value, a fact), an
+  assertion about the world (a negation or status word: "no alerts", "nothing new", "healthy",
+  "rien à signaler", "keine Probleme"), or exactly the reply the task asked for ("reply OK if ...");
+* filler carries none of that and is process talk: at least half of its content words belong to
+  the vocabulary agents use about their own work (have/need/gathered/compile/report/summary/now/
+  below/here ...), or the reply is led by such talk ("I have reviewed all the pull requests.");
+  words it shares with its task only name the topic. A reply ending with a colon promises
+  content it never gives; a reply made only of acknowledgements ("Got it.") gives nothing.
+
+Words are compared as tokens (sets, one pass); scripts written without spaces (Chinese, Japanese)
+are matched by substring against short word lists and against the turn's string values. The reply
+is at most `MAX_CHARS` long before anything runs, and the turn's evidence is bounded
+(`MAX_EVIDENCE_CHARS`), so the work is linear in both. Word sets cover English, French, German,
+Spanish, Portuguese, Italian and Dutch (and a few Chinese and Japanese words); a reply in another
+language is called filler only when it ends with a colon. The labelled sets and their measured
+precision and recall: tests/data/eve-filler/, docs/eve.md §4 and the README.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ...text import js_trim
 
 MAX_CHARS = 120
+MAX_EVIDENCE_CHARS = 256 * 1024  # of tool-result text read per turn
+MAX_EVIDENCE_VALUES = 5000  # string values kept for substring matching (unsegmented scripts)
 
 # Data: any digit (counts, times, ids), code, a link, a table row or a list item.
 _DATA = re.compile(r"\d|`|https?://|www\.|\|[^|\n]*\||^[ \t]*[-*+\u2022][ \t]", re.MULTILINE)
-# Interjections a model opens filler with; removed before the narration patterns run.
-_OPENER = re.compile(
-    r"^(?:(?:alright|all right|ok|okay|great|perfect|good|got it|right|so|now|done|excellent)[,.!]?\s+)+"
+# A word: letters/digits, with inner apostrophes ("didn't", "j'ai" stays one token). Unambiguous:
+# the apostrophe separates the repetitions, so matching is linear.
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+_ELIDED = frozenset({"l", "d", "j", "qu", "n", "s", "c", "m", "t"})  # French elisions: l'analyse, j'ai
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_COLONS = (":", "\uff1a")
+
+
+def _words(*groups: str) -> frozenset[str]:
+    return frozenset(w for g in groups for w in g.split())
+
+
+# Function words: carry no content of their own (English, French, German, Spanish, Portuguese).
+FUNCTION = _words(
+    "i me my we us our you your it its this that these those there the a an and or but so then of to in on at"
+    " for from by with as about into through up out over is are was were be been being am do does did will"
+    " would shall should can could may might must just also very really right too some any every each all"
+    " both more what which who whom whose that's it's there's i'm i've i'll i'd we're we've we'll"
+    " let's",
+    "je j' j moi nous vous il elle le la les l l' un une des du de d d' et ou mais donc à au aux en dans sur"
+    " pour par avec est sont ai a as avons été être suis vais va tout toute tous toutes ce cet cette ces qui"
+    " que qu n s c m t",
+    "ich mich mir wir uns du sie es der die das den dem des ein eine einen einem und oder aber also zu im in"
+    " am an auf für von mit ist sind war habe hat haben bin werde wird alle alles jetzt nun",
+    "yo me mi nosotros el la los las lo un una unos unas y o pero de del a al en con por para es son está"
+    " están he ha hemos tengo toda todo todos todas que ya",
+    "eu meu nós o a os as um uma e ou mas de do da dos das em no na nos nas com por para é são está estou"
+    " tenho tem todo toda todos todas que já",
+    "io mi noi il lo la i gli le un uno una e o ma di del della dei delle a al alla in con per da è sono ho"
+    " abbiamo ha tutto tutta tutti tutte che già ora",
+    "ik mij mijn wij we ons de het een en of maar van voor met in op aan te is zijn ben heb hebt heeft hebben"
+    " al alle alles die dat deze nu",
 )
-_NARRATION = [
-    # "I now have all the data I need", "I have gathered everything I need", "I've got what I need"
-    (
-        "has-what-it-needs",
-        re.compile(
-            r"\b(?:i|we)(?: now)?(?: have|'ve)?(?: now)?(?: got| gathered| collected| obtained| retrieved| pulled)?"
-            r" (?:all (?:of )?(?:the )?(?:data|information|info|details|results|context)|everything"
-            r"|enough (?:data|information|info|context)|what)"
-            r"(?: (?:that )?(?:i|we) (?:need|needed|require)\b| (?:needed|required)\b| (?:to|for) [a-z]|[.!]?\Z)"
-        ),
-    ),
-    # "Let me compile the report", "I'll now summarise", "I am going to put together ..."
-    (
-        "announces-next-step",
-        re.compile(
-            r"^(?:let me|let's|i(?:'ll| will| am going to|'m going to|'m about to| am about to| can now| shall))"
-            r" (?:now )?(?:compile|summari[sz]e|put together|pull together|prepare|write|draft|generate"
-            r"|create|assemble|format|present|share|send|post|deliver|provide|give|report|put)\b"
-        ),
-    ),
-    # "Compiling the weekly numbers now", "Putting together the digest"
-    (
-        "progress-gerund",
-        re.compile(
-            r"^(?:compiling|preparing|generating|assembling|summari[sz]ing|drafting|writing up"
-            r"|putting together|pulling together|formatting|finali[sz]ing|gathering|collecting)\b"
-        ),
-    ),
-    # "Here is the report.", "Here's the summary!" -- a presentation with nothing presented
-    ("presents-nothing", re.compile(r"^(?:here(?:'s| is| are)|below (?:is|are))(?: [a-z'-]+){1,5}[.!]?\Z")),
-]
+# The vocabulary of an agent's own process: having/needing information, progress verbs in every
+# form, announcement verbs, work products, and the adverbs that frame a coming deliverable.
+PROCESS = _words(
+    "have has had got gotten get need needed needs require required now next shortly soon moment momentarily"
+    " below following follows follow here here's ahead go going about ready enough everything anything"
+    " information info data details detail results result findings finding context picture overview full"
+    " complete completed completing completion finished finish finishing done gathered gather gathering"
+    " collected collect collecting collection retrieved retrieve retrieving pulled pull pulling obtained"
+    " fetched fetching read reading scanned scanning reviewed review reviewing looked look looking gone went"
+    " processed process processing"
+    " analysed analyzed analyse analyze analysing analyzing analysis checked check checking compiled compile"
+    " compiling prepared prepare preparing summarised summarized summarise summarize summarising summarizing"
+    " summary summaries report reports reporting drafted draft drafting wrote write writing written generated"
+    " generate generating assembled assemble assembling formatted format formatting finalised finalized"
+    " finalise finalize finalising finalizing put putting together compose composing present presenting share"
+    " sharing send sending post posting deliver delivering provide providing give giving coming stand"
+    " breakdown digest notes task request job work let wrap wrapping",
+    "maintenant données donnée nécessaires nécessaire besoin terminé terminée fini finie rassemblé collecté"
+    " analyse analysé résumé rapport préparer prépare voici informations information prêt prête",
+    "daten informationen brauche benötige fertig abgeschlossen gesammelt analyse analysiert bericht"
+    " zusammenfassung erstelle erstellen hier folgt bereit",
+    "información informacion datos necesito terminado revisar revisado recopilado análisis analisis informe"
+    " resumen preparar voy aquí aqui listo",
+    "dados preciso concluí conclui concluído análise analise relatório relatorio resumo preparar segue pronto",
+    "dati informazioni necessari necessarie bisogno raccolto raccolti finito terminato completato analisi"
+    " rapporto riepilogo preparo preparare ecco pronto",
+    "gegevens informatie nodig klaar verzameld afgerond bekeken analyse rapport overzicht samenvatting maken"
+    " ga hier volgt",
+)
+# Assertions about the world: negations and status words make a short reply an answer.
+ASSERTION = _words(
+    "no not none nothing nobody never without zero clear clean quiet silent calm healthy unhealthy fine"
+    " green red degraded failed failing failure failures passed passing succeeded success successful"
+    " broken error errors stable unchanged missing empty yes don't didn't doesn't isn't aren't"
+    " wasn't weren't can't won't hasn't haven't",
+    "rien aucun aucune pas sans jamais personne",
+    "kein keine keinen nichts nie ohne",
+    "ningún ninguno ninguna nada nunca sin",
+    "nenhum nenhuma nada nunca sem",
+    "nessun nessuno nessuna niente nulla mai senza",
+    "geen niets nooit zonder",
+)
+# Whole-reply acknowledgements (each comma-separated piece of the reply is one of these).
+ACKNOWLEDGEMENTS = frozenset(
+    {
+        "ok", "okay", "k", "got it", "understood", "sure", "sure thing", "noted", "will do", "alright",
+        "all right", "on it", "sounds good", "thanks", "thank you", "roger", "acknowledged", "of course",
+        "d'accord", "bien reçu", "compris", "alles klar", "verstanden", "in ordnung", "entendido", "de acuerdo",
+        "vale", "entendi", "certo", "combinado", "va bene", "capito", "d'accordo", "prima", "oké", "begrepen",
+        "好的", "收到", "明白", "了解", "承知しました", "わかりました",
+    }
+)  # fmt: skip
+# Interjections a reply may open with; they say nothing and are skipped at the start.
+OPENERS = _words(
+    "alright ok okay great perfect good so well right excellent awesome now done then",
+    "bon alors gut also vale bueno bom",
+)
+# Subjects that make a sentence about the agent itself.
+SELF = _words("i i've i'm i'll i'd we we've we're we'll let let's j je ich wir yo eu io ik")
+# Unsegmented scripts: process and assertion vocabulary matched as substrings.
+CJK_PROCESS = (
+    "数据", "报告", "全部", "所需", "拿到", "已经", "整理", "总结", "以下",
+    "データ", "レポート", "揃い", "必要", "すべて", "まとめ",
+)  # fmt: skip
+CJK_ASSERTION = ("没有", "无", "正常", "失败", "成功", "ない", "ません", "問題", "異常")
+
+
+@dataclass(frozen=True)
+class TurnEvidence:
+    """What the turn itself holds: the words and string values of its tool results and runtime
+    deliveries, and the task text (to recognise exactly the reply it asked for)."""
+
+    terms: frozenset[str] = frozenset()
+    values: tuple[str, ...] = ()  # lower-cased string values written without spaces (CJK)
+    task: frozenset[str] = frozenset()
+
+    @classmethod
+    def collect(cls, results: Iterable[Any], task: str = "") -> TurnEvidence:
+        strings: list[str] = []
+        budget = MAX_EVIDENCE_CHARS
+        for value in results:
+            budget = _strings(value, strings, budget)
+            if budget <= 0:
+                break
+        terms: set[str] = set()
+        values: list[str] = []
+        for s in strings:
+            lowered = s.lower()
+            terms.update(words(lowered))
+            if len(values) < MAX_EVIDENCE_VALUES and _CJK.search(lowered) and 1 < len(lowered) <= 40:
+                values.append(lowered)
+        return cls(frozenset(terms), tuple(values), frozenset(words(task[:MAX_EVIDENCE_CHARS].lower())))
+
+
+def _strings(value: Any, out: list[str], budget: int) -> int:
+    """Append the string (and number) values inside `value` (not the object keys); the budget left."""
+    stack = [value]
+    while stack and budget > 0:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item[:budget])
+            budget -= len(item)
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, (int, float)):
+            out.append(str(item))
+            budget -= 8
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return budget
 
 
 @dataclass(frozen=True)
 class FillerVerdict:
-    kind: str  # "promise" (ends with ':') or a narration pattern name
+    kind: str  # promise | acknowledgement | self-narration
     text: str
 
 
-def _normalise(text: str) -> str:
-    text = js_trim(text).lower().replace("\u2019", "'")
-    return _OPENER.sub("", text)
+NO_EVIDENCE = TurnEvidence()
 
 
-def filler_kind(text: str | None) -> FillerVerdict | None:
-    """The kind of filler `text` is, or None for a real (or empty) answer."""
+def may_be_filler(text: str | None) -> bool:
+    """The cheap test before the turn's evidence is gathered: short, not blank, no data."""
     if text is None:
+        return False
+    body = js_trim(text)
+    return bool(body) and len(body) < MAX_CHARS and not _DATA.search(body)
+
+
+def filler_kind(text: str | None, evidence: TurnEvidence = NO_EVIDENCE) -> FillerVerdict | None:
+    """The kind of filler `text` is, or None for a real (or empty, or long) answer."""
+    if text is None or not may_be_filler(text):
         return None
     body = js_trim(text)
-    if not body or len(body) >= MAX_CHARS or _DATA.search(body):
-        return None
-    if body.endswith(":"):
+    lowered = body.lower().replace("\u2019", "'")
+    tokens = words(lowered)
+    if tokens and len(tokens) <= 2 and all(t in evidence.task for t in tokens):
+        return None  # exactly the reply the task asked for ("reply OK if ...")
+    if body.endswith(_COLONS):
         return FillerVerdict("promise", body)
-    plain = _normalise(body)
-    for name, pattern in _NARRATION:
-        if pattern.search(plain):
-            return FillerVerdict(name, body)
+    if _is_acknowledgement(lowered):
+        return FillerVerdict("acknowledgement", body)
+    if _delivers(lowered, tokens, evidence):
+        return None
+    start = 0
+    while start < len(tokens) - 1 and tokens[start] in OPENERS:
+        start += 1
+    tokens = tokens[start:]
+    # Words the reply shares with its task name the topic; on their own they deliver nothing.
+    own = [t for t in tokens if t not in evidence.task or t in PROCESS or t in SELF]
+    content = [t for t in own if t not in FUNCTION]
+    if _cjk_process(lowered) or _process_only(content, own, restates=len(own) < len(tokens)):
+        return FillerVerdict("self-narration", body)
     return None
+
+
+def words(lowered: str) -> list[str]:
+    """The word tokens of lower-cased text, French elisions split (`l'analyse` -> `l`, `analyse`)."""
+    out: list[str] = []
+    for token in _WORD.findall(lowered):
+        head, sep, rest = token.partition("'")
+        if sep and head in _ELIDED:
+            out.append(head)
+            out.extend(w for w in rest.split("'") if w)
+        else:
+            out.append(token)
+    return out
+
+
+def _is_acknowledgement(lowered: str) -> bool:
+    pieces = [p.strip(" \t\n.!?\u3002\uff01") for p in re.split(r"[,\u3001\uff0c]", lowered)]
+    return bool(pieces) and all(p in ACKNOWLEDGEMENTS for p in pieces if p) and any(pieces)
+
+
+def _delivers(lowered: str, tokens: list[str], evidence: TurnEvidence) -> bool:
+    """A word from the turn's results, an assertion, or one of the turn's (CJK) values."""
+    for t in tokens:
+        if t in ASSERTION:
+            return True
+        if t not in FUNCTION and t not in PROCESS and t in evidence.terms:
+            return True
+    if any(a in lowered for a in CJK_ASSERTION):
+        return True
+    return any(v in lowered for v in evidence.values)
+
+
+def _cjk_process(lowered: str) -> bool:
+    return bool(_CJK.search(lowered)) and any(p in lowered for p in CJK_PROCESS)
+
+
+def _process_only(content: list[str], tokens: list[str], restates: bool) -> bool:
+    """Every content word is process talk, or the reply is led by it (a self-subject with a process
+    verb, or a process word first) and carries nothing from the turn. `tokens` leave out the words
+    taken from the task; `restates`: some were."""
+    if not content:
+        return restates
+    process = sum(t in PROCESS for t in content)
+    if 2 * process >= len(content):  # mostly process talk, and (the caller checked) nothing delivered
+        return True
+    return _led_by_process(tokens)
+
+
+def _led_by_process(tokens: list[str]) -> bool:
+    lead = [t for t in tokens[:6] if t not in FUNCTION or t in SELF]
+    if not lead:
+        return False
+    if lead[0] in PROCESS:
+        return True
+    return lead[0] in SELF and any(t in PROCESS for t in lead[1:4])

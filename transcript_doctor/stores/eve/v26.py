@@ -19,7 +19,7 @@ class V26Decoder:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
         self._seen: set[str] = set()
-        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+        self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
             "session.started": self._session_started,
             "turn.started": lambda d: self.b.start_turn(opt_str(d.get("turnId")), d.get("trigger")),
             "message.received": self._received,

@@ -22,7 +22,7 @@ class V27Decoder:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
         self._began: set[int] = set()  # steps whose `model.started` was seen
-        self._handlers: dict[str, Callable[[dict[str, Any], str | None, str | None], None]] = {
+        self._handlers: dict[str, Callable[[dict[str, Any], str | None, str | None], object]] = {
             "session.started": self._session_started,
             "session.ended": self._session_ended,
             "turn.started": lambda d, t, r: self.b.start_turn(t, d.get("trigger")),
@@ -100,7 +100,8 @@ class V27Decoder:
         self.b.end_turn(turn, outcome, error, data.get("reply"))
 
     def _delivery(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
-        payload = data.get("delivery") if isinstance(data.get("delivery"), dict) else data
+        delivery = data.get("delivery")
+        payload: dict[str, Any] = delivery if isinstance(delivery, dict) else data
         kind = opt_str(payload.get("kind"))
         self.b.add_input(turn, kind, input_text(payload), is_human_kind(kind))
 
