@@ -448,10 +448,10 @@ def test_unknown_engine_is_a_clear_error():
 @pytest.mark.parametrize("engine", ["v1", "v2"])
 def test_malformed_entries_do_not_raise(engine):
     history = [U("u1"), None, {"role": "assistant", "content": "plain"}, {"role": "tool", "content": None},
-               {"role": "assistant", "content": [{"type": "text"}, 5], "toolCalls": [None, {"id": ["x"]}]}]
+               {"role": "assistant", "content": [{"type": "text", "text": ""}, 5], "toolCalls": [None, {"id": ["x"]}]}]
     got = project(history, engine, strict=True)
     assert got.messages[0]["content"] == [txt("u1")]
-    # a bare string is one text part; the non-object part and the text without text are left out
+    # a bare string is one text part; the non-object part and the empty text are left out
     assert got.messages[1]["role"] == "assistant" and got.messages[1]["content"] == [txt("plain")]
     assert all(isinstance(p, dict) for m in got.messages for p in m["content"])
     assert all(1 not in sources for sources in got.sources)  # the None entry is never sent
@@ -587,3 +587,12 @@ def test_property_prefix_positions_point_at_empty_assistants(history, engine):
     for index in sent_before - sent_after:
         assert is_vacuous_content(sendable_content(history[index]))
         assert not history[index]["toolCalls"]
+
+
+def test_a_text_part_without_a_string_text_makes_only_the_v1_projection_throw():
+    """v1 trims every text part (upstream `part.text.trim()`): a missing or non-string text throws
+    there (docs/kimi-code.md §Compaction); v2 leaves such a part out."""
+    history = [U("u1"), {"role": "assistant", "content": [{"type": "text"}], "toolCalls": []}]
+    with pytest.raises(TypeError):
+        project(history, "v1")
+    assert project(history, "v2").messages[0]["content"] == [txt("u1")]

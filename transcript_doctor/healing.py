@@ -36,7 +36,7 @@ def identity(f: Finding) -> tuple[Any, ...]:
 
 
 def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
-    config.options.fingerprint = options.mode == "in-place"  # only a rewrite needs to detect changes
+    config.options.fingerprint = True  # a heal in any mode refuses a journal that changes while it works
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config, config.codes(display))
@@ -99,10 +99,11 @@ def heal_paths(paths: Iterable[str], config: ScanConfig, options: HealOptions) -
             code = 3 if code == 3 else 2
     if code:
         return results, code
+    kept = any(s.get("step") is not None for r in results for s in r.skipped)  # a step the heal had to keep
     if options.mode == "dry-run":
-        return results, 1 if any(r.changed for r in results) else 0
+        return results, 1 if kept or any(r.changed for r in results) else 0
     left = any(allowed(f, options) and not _declared_unfixable(r, f) for r in results for f in r.remaining)
-    return results, 1 if left else 0
+    return results, 1 if left or kept else 0
 
 
 def _declared_unfixable(result: HealResult, f: Finding) -> bool:
@@ -149,7 +150,8 @@ def _human(console: Console, r: HealResult, err: Console) -> None:
         err.print(Text(terminal_safe(f"tdoc: error: {r.extra['error']}")))
         return
     if not r.changed:
-        console.print(Text(terminal_safe(f"{r.path}: nothing to heal"), style="green"))
+        console.print(Text(terminal_safe(f"{r.path}: nothing to heal"), style="yellow" if r.skipped else "green"))
+        _kept_lines(console, r)
         return
     if r.diff and not r.written:
         console.print(Text(terminal_safe(r.diff)))
@@ -161,10 +163,15 @@ def _human(console: Console, r: HealResult, err: Console) -> None:
     console.print(Text(terminal_safe(line), style="bold"))
     if r.backup:
         console.print(Text(terminal_safe(f"  backup: {r.backup}")))
-    for s in r.skipped:
-        console.print(Text(terminal_safe(f"  kept {s.get('step') or s.get('row') or s.get('line')}: {s['reason']}"),
-                           style="yellow"))
+    _kept_lines(console, r)
     for w in r.warnings:
         console.print(Text(terminal_safe(f"  warning: {w}"), style="yellow"))
     if not r.written:
         console.print(Text("  dry run: nothing written (use --in-place or --output PATH)", style="dim"))
+
+
+def _kept_lines(console: Console, r: HealResult) -> None:
+    for s in r.skipped:
+        where = s.get("step") or s.get("row") or s.get("line")
+        line = f" (line {s['line']})" if s.get("step") is not None and s.get("line") else ""
+        console.print(Text(terminal_safe(f"  kept {where}{line}: {s['reason']}"), style="yellow"))

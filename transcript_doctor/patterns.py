@@ -94,7 +94,7 @@ PATTERNS: list[Pattern] = [
     _p("anthropic-invalid-signature", "anthropic", "recorded-provider-rejection", _THINKING,
        r"invalid `?signature`? in `?thinking`? block"),
     _p("anthropic-thinking-modified", "anthropic", "recorded-provider-rejection", _THINKING,
-       r"redacted_thinking`? blocks in the latest assistant message cannot be modified"),
+       r"redacted_thinking`? blocks in the latest assistant message cannot be modified", related="interleaved-thinking"),
     _p("anthropic-thinking-expected", "anthropic", "recorded-provider-rejection", "a final tool-loop turn whose thinking was stripped",
        r"expected `?thinking`? or `?redacted_thinking`?, but found"),
     _p("anthropic-thinking-first", "anthropic", "recorded-provider-rejection", "thinking blocks out of order",
@@ -107,6 +107,12 @@ PATTERNS: list[Pattern] = [
        r"no (?:low|high) surrogate in string"),
     _p("request-not-json", "anthropic", "bad-text-encoding", "text the provider's JSON parser rejects (NUL bytes, binary)",
        r"the request body is not valid json"),
+    # Claude Code CLI wrappers (docs/claude-code.md §5): the CLI's own words for a pairing error
+    _p("claude-code-orphaned-tool-result", "anthropic", "orphan-tool-result", _ORPHAN_RESULT,
+       r"orphaned `?tool_result`? (?:block )?in (?:the )?conversation history", related="duplicate-tool-result"),
+    _p("claude-code-duplicate-tool-use-id", "anthropic", "duplicate-tool-call-id", "two tool calls share an id",
+       r"duplicate `?tool_use`? id in (?:the )?conversation history"),
+    # end of the Claude Code wrappers
     _p("claude-code-tool-concurrency", "anthropic", "orphan-tool-call",
        "Claude Code's wording for a tool pairing error (orphan call or result, or a duplicate id)",
        r"due to tool use concurrency issues", related="orphan-tool-result duplicate-tool-call-id"),

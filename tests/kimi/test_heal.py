@@ -24,7 +24,7 @@ from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions, Options, open_store
 from transcript_doctor.stores.kimi import heal_write
 from transcript_doctor.stores.kimi.heal import healed_bytes, plan_heal
-from transcript_doctor.stores.kimi.replay import replay_object, replay_stream
+from transcript_doctor.stores.kimi.replay import projected, replay_object, replay_stream
 
 from . import compare
 from .builders import Journal, seed_case, text, think
@@ -229,7 +229,8 @@ def test_sigkill_during_in_place_heal_never_leaves_a_partial_file(tmp_path: Path
         proc.wait()
         now = _digest(target.read_bytes())
         assert now in (_digest(original), healed_digest), f"partial file after kill {i}"
-        backups = list(work.glob("wire.jsonl.tdoc-backup-*"))
+        # A kill during the backup copy leaves its `.partial` temporary: that is not a backup.
+        backups = [b for b in work.glob("wire.jsonl.tdoc-backup-*") if not b.name.endswith(".partial")]
         if now == healed_digest:
             assert len(backups) == 1 and backups[0].read_bytes() == original
             outcomes.add("healed")
@@ -240,15 +241,38 @@ def test_sigkill_during_in_place_heal_never_leaves_a_partial_file(tmp_path: Path
     assert outcomes, "no run observed"
 
 
-def test_a_step_the_heal_must_keep_is_reported_and_does_not_fail_the_heal(tmp_path: Path) -> None:
-    """c14: an open vacuous step below a legacy cut; removing it would change v1's history."""
+def test_a_vacuous_step_that_is_a_whole_legacy_tail_becomes_a_tombstone(tmp_path: Path) -> None:
+    """c14: an open vacuous step is the whole tail of a legacy compaction. Removing it would
+    flip v1 to its kept-users shape (a branch flip, docs/kimi-code.md §Heal); the heal leaves an empty assistant instead."""
     golden = HEAL.parent / "golden" / "c14_legacy_open_vacuous.jsonl"
     path = writable_copy(golden, tmp_path / "wire.jsonl")
+    before = replay_stream(path, io.BytesIO(path.read_bytes()))
     result = runner.invoke(app, ["heal", "--in-place", str(path), "--format", "json"])
-    assert result.exit_code == 0, result.output  # nothing fixable was left unfixed
+    assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)["results"][0]
-    assert [s["step"] for s in doc["skipped"]] == ["v"] and "kept" in doc["skipped"][0]["reason"]
-    assert path.read_bytes() == golden.read_bytes()  # the only candidate was kept: nothing written
+    assert doc["skipped"] == [] and doc["details"]["tombstoned_steps"] == ["v"]
+    after = replay_stream(path, io.BytesIO(path.read_bytes()))
+    for engine in ("v1", "v2"):
+        for strict in (False, True):
+            assert projected(after, engine, strict=strict).messages == projected(before, engine, strict=strict).messages
+    assert {"role": "assistant", "content": []} in compare.messages(after.v1.history)
+    again = runner.invoke(app, ["heal", str(path)])
+    assert again.exit_code == 0 and "nothing to heal" in again.stdout
+
+
+def test_a_step_whose_begin_settles_a_failed_step_is_kept_and_the_heal_exits_1(tmp_path: Path) -> None:
+    """A failed-step settle (docs/kimi-code.md §Heal): the vacuous step's v2 `step.begin` is what seals the failed step `a`; without
+    it `a` stays partial and v2 stops sending it. The step is kept, said why, and exit 1."""
+    journal = Journal().user("u1").step("a", [text("half")], finish="error").step("v", [think()]).user("u2")
+    path = journal.write(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    result = runner.invoke(app, ["heal", "--in-place", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "kept v (line 6)" in result.stdout and "settles the failed step 'a'" in result.stdout
+    assert path.read_bytes() == original  # the only candidate was kept: nothing written
+    as_json = runner.invoke(app, ["heal", str(path), "--format", "json"])
+    assert as_json.exit_code == 1
+    assert [s["step"] for s in json.loads(as_json.stdout)["results"][0]["skipped"]] == ["v"]
 
 
 def test_a_step_begin_that_closed_pending_calls_is_replaced_by_its_results(tmp_path: Path) -> None:
@@ -279,3 +303,57 @@ def test_removing_the_step_with_the_highest_turn_warns_about_the_turn_clock(tmp_
              .step("s2", [text("answer")], turn="2").legacy_compaction(4)).write(tmp_path / "later.jsonl")
     doc = json.loads(runner.invoke(app, ["heal", str(later), "--format", "json"]).stdout)
     assert doc["results"][0]["changed"] and doc["results"][0]["warnings"] == []
+
+
+def test_case_342_heals_without_changing_what_either_engine_sends(tmp_path: Path) -> None:
+    """A vacuous step whose v2 begin settles a failed step with tool calls: removing it would make
+    that assistant partial in v2 (20 -> 16 request messages). It is kept; the rest is healed."""
+    source = HEAL.parent / "golden" / "case-342.jsonl"
+    path = writable_copy(source, tmp_path / "wire.jsonl")
+    out = tmp_path / "healed.jsonl"
+    result = runner.invoke(app, ["heal", str(path), "--output", str(out), "--format", "json"])
+    assert result.exit_code == 1, result.output  # a step was kept: something fixable is left
+    doc = json.loads(result.stdout)["results"][0]
+    assert doc["written"] and [s["step"] for s in doc["skipped"]] == ["73316bc7-6d16-487d-a4da-9e81b74df488"]
+    before = replay_stream(path, io.BytesIO(path.read_bytes()))
+    after = replay_stream(out, io.BytesIO(out.read_bytes()))
+    assert len(projected(before, "v2").messages) == 20
+    for engine in ("v1", "v2"):
+        for strict in (False, True):
+            assert projected(after, engine, strict=strict).messages == projected(before, engine, strict=strict).messages
+
+
+LATE_RECORDS = [  # one that changes what the engines send (the plan fails), one no replay reads (it passes)
+    (b'{"type":"context.append_message","message":{"role":"user","content":[{"type":"text","text":"late"}],'
+     b'"toolCalls":[]},"time":9}\n'),
+    b'{"type":"usage.record","time":9}\n',
+]
+
+
+@pytest.mark.parametrize("late", LATE_RECORDS, ids=["sent", "unread"])
+@pytest.mark.parametrize("mode", [["--in-place"], ["--output", "OUT"], []], ids=["in-place", "output", "dry-run"])
+def test_a_journal_appended_to_before_verification_is_refused_with_exit_3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: list[str], late: bytes) -> None:
+    """The agent writes a record after tdoc read the journal: the heal must not call that
+    'nothing to heal' or write a plan made for other bytes. The append is injected exactly at
+    the verification replay (no timing)."""
+    from transcript_doctor.stores.kimi import heal_verify
+
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    real = heal_verify.replay_stream
+
+    def appending(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with open(path, "ab") as fh:
+            fh.write(late)
+        monkeypatch.setattr(heal_verify, "replay_stream", real)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(heal_verify, "replay_stream", appending)
+    expected = path.read_bytes() + late
+    args = [str(tmp_path / "out.jsonl") if a == "OUT" else a for a in mode]
+    result = runner.invoke(app, ["heal", str(path), *args])
+    assert result.exit_code == 3, result.output
+    assert "changed while tdoc was working" in result.output + (result.stderr or "")
+    assert path.read_bytes() == expected  # untouched by tdoc: only the agent's append is there
+    assert not (tmp_path / "out.jsonl").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name != "wire.jsonl"]  # no backup, no temporary left

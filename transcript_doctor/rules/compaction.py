@@ -194,3 +194,40 @@ result then becomes an orphan) is gone from v1's history. v2 never used it, so v
 None: v1 fails before any request is built.
 """,
 )
+
+
+define(
+    "C206",
+    "broken-parent-chain",
+    "error",
+    ("claude-code",),
+    "safe",
+    "Parent link that names no record in the session",
+    r"""
+## What it detects
+A record whose `parentUuid` names no record of the session file, so a resume walking back from the newest leaf
+stops there and cannot reach the records above the break. The evidence gives the records the resume reaches and
+the total (`reachable`/`total`) and whether the break is on the resumed chain. A dangling parent on the first
+record of a file is where a copy of the session starts, not a break, and is not reported; a parent that is on a
+concatenated line (F509) is reported as F509.
+
+## Why it breaks a session
+The resumed conversation silently starts at the break: everything above it is gone from the model's context,
+and what remains may begin with a tool result whose call is above the break (W104) or an assistant message.
+
+## Example
+```jsonl
+{"parentUuid":null,"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"}}
+{"parentUuid":"u1","type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello"}]}}
+{"parentUuid":"gone","type":"user","uuid":"u2","sessionId":"s","message":{"role":"user","content":"and now?"}}
+```
+tdoc reports C206 for line 3 (reachable 1 of 3 records) and a safe fix that re-links it to the record of line 2.
+
+## Fix safety
+Safe: the record is re-linked to the nearest earlier record of the file (never one of its own descendants), which
+restores the history the session had before the link was lost; no record is removed.
+
+## Provider errors
+None: the request is valid, it only lacks the history above the break.
+""",
+)

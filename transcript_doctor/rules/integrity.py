@@ -191,3 +191,38 @@ stopped, and judgement about what survived.
 None: the damage is local.
 """,
 )
+
+
+define(
+    "F509",
+    "concatenated-records",
+    "error",
+    ("jsonl",),
+    "safe",
+    "Two or more records written on one line",
+    r"""
+## What it detects
+A line of a JSONL store that holds two or more complete JSON objects back to back, with no newline between
+them: two writers raced on the same file. tdoc decodes the line value by value and reports how many records it
+holds, which of them are written again on another line (a twin), and how much of the session the resume loses
+because of it (records whose parent is on the line cannot be reached).
+
+## Why it breaks a session
+Claude Code parses its transcript line by line: a line that is not one JSON value is skipped, so every record on
+it is lost on resume, and the chain breaks at the first record that names one of them as its parent. A peer
+tool that drops the line makes the loss permanent.
+
+## Example
+```jsonl
+{"parentUuid":"u1","type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"Done."}]}}{"parentUuid":"a1","type":"user","uuid":"u2","sessionId":"s","message":{"role":"user","content":"next"}}
+```
+tdoc reports F509 for line 1 (2 records) and a safe fix that writes the two records on two lines.
+
+## Fix safety
+Safe: the split writes the exact text of each record on its own line, nothing is re-encoded, and a record whose
+`uuid` another line already holds is written once only, so every record of the original is present exactly once.
+
+## Provider errors
+None: the records are lost before any request is built.
+""",
+)

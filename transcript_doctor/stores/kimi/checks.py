@@ -52,6 +52,9 @@ def _session_findings(store: KimiStore, session: Session, codes: set[str]) -> It
     for engine, message in state.crash.items():
         yield mk("C204", f"engine {engine} fails to replay this journal: {message}",
                  line=None, engine=engine, severity="error", evidence={"crash": message})
+    for line, message in state.v1.record_errors if "C204" in codes else ():  # records v1 throws on
+        yield mk("C204", f"engine v1 fails on line {line}: {message}", line=line, engine="v1", severity="error",
+                 evidence={"error": message})
     if codes & {VACUOUS.code, "C203"}:
         yield from step_findings(mk, state)
     if "C201" in codes:

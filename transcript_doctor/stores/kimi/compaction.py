@@ -3,6 +3,7 @@ summary and elision messages, and the transcript's `foldedLength` recovery."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,7 +166,9 @@ def select_head_tail(
         end = _suffix_within(text, remaining)
         tail.append(truncated(messages[i], end))
         rest = text[: len(text) - len(end)]
-        candidates = [*messages[:i], truncated(messages[i], rest)]
+        # The cut-off beginning is a head candidate only when it is non-empty (docs/kimi-code.md
+        # §Compaction): a boundary whose whole text fits but whose media do not adds nothing.
+        candidates = [*messages[:i], truncated(messages[i], rest)] if rest else list(messages[:i])
         i = -2
     if i != -2:
         candidates = list(messages[: i + 1])
@@ -194,7 +197,7 @@ def select_oldest(messages: list[Msg], budget: int) -> list[Msg]:
 # --------------------------------------------------------------------------- messages
 
 
-def summary_message(text: str) -> Msg:
+def summary_message(text: Any) -> Msg:
     return {
         "role": "user",
         "content": [{"type": "text", "text": text}],
@@ -218,11 +221,14 @@ def elision_message(omitted: int) -> Msg:
     }
 
 
-def live_summary_text(record: Msg) -> str:
-    """Live folds read `contextSummary ?? summary`."""
+def live_summary(record: Msg) -> Any:
+    """Live folds read `contextSummary ?? summary` (whatever it is)."""
     value = record.get("contextSummary")
-    if value is None:
-        value = record.get("summary")
+    return record.get("summary") if value is None else value
+
+
+def live_summary_text(record: Msg) -> str:
+    value = live_summary(record)
     return value if isinstance(value, str) else ""
 
 
@@ -239,10 +245,26 @@ def kept_users_shape(selection: Selection, summary: Msg) -> list[Msg]:
     return out
 
 
-def recover_folded_length(record: Msg, users_since_clear: Callable[[], list[Msg]], folded: int) -> int:
+def slice_start(start: Any, length: int) -> int:
+    """Where JS `array.slice(start)` begins for a numeric `start` (negative counts from the end)."""
+    if not is_number(start) or math.isnan(start):
+        return 0
+    if start >= length:
+        return length
+    if start < 0:
+        return max(length + int(start), 0) if start > -length else 0
+    return int(start)
+
+
+def recover_folded_length(record: Msg, users_since_clear: Callable[[], list[Msg]], folded: int,
+                          v1: bool = False) -> int:
     """The live length a transcript believes follows a compaction record (same in v1 and v2).
-    `users_since_clear` is only called when the record's counts do not decide it."""
+    `users_since_clear` is only called when the record's counts do not decide it. v1 tests the
+    kept counts against `undefined` (a JSON null is present: `null + 1` is 1); v2 skips a record
+    with a null count before it gets here."""
     kept = record.get("keptUserMessageCount")
+    if v1 and "keptUserMessageCount" in record and (kept is None or is_number(kept)):
+        return int(kept or 0) + (1 if "keptHeadUserMessageCount" not in record else 2)
     if is_number(kept):
         return int(kept) + (1 if record.get("keptHeadUserMessageCount") is None else 2)
     count = record.get("compactedCount")

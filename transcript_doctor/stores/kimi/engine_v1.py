@@ -35,6 +35,7 @@ class EngineV1:
         self.errors: list[str] = []
         self.error_lines: list[int] = []
         self.unknown_step_lines: list[int] = []
+        self.record_errors: list[tuple[int, str]] = []  # (line, text): records v1 throws on and skips
         self.closed_at_begin: dict[Any, list[Any]] = {}  # step uuid -> calls its step.begin interrupted
         self.open_steps: dict[Any, Msg] = {}
         self.pending: dict[Any, None] = {}
@@ -99,6 +100,14 @@ class EngineV1:
         self.reset()
 
     def _compaction(self, data: dict[str, Any], line: int) -> None:
+        summary = cx.live_summary(data)
+        if not isinstance(summary, str) and data.get("tokensAfter") is None:
+            # v1 estimates the tokens of a summary it cannot iterate and throws before any state
+            # changes (docs/kimi-code.md §Compaction): one error for this record, nothing else.
+            text = "compaction summary is not text and the record has no tokensAfter; v1 throws here and applies nothing"
+            self.error(line, text)
+            self.record_errors.append((line, text))
+            return
         self.history[:] = compaction_shape_v1(self.history, data, line)
         self.reset()
 
@@ -196,16 +205,15 @@ def undo_walk(messages: list[Msg], count: Any, floor: int = 0) -> int:
 
 
 def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int) -> list[Msg]:
-    summary_obj = record.get("summary")
-    if isinstance(summary_obj, dict):
-        raise EngineCrash(f"line {line}: compaction summary is a message object, which v1 cannot read")
-    summary = cx.summary_message(cx.live_summary_text(record))
+    """v1's shape. The summary message's text is `contextSummary ?? summary` as it is: an object
+    summary makes a text part whose text is that object (the v1 projection throws on it)."""
+    summary = cx.summary_message(cx.live_summary(record))
     summary["_src"] = ("rec", line)
     count = record.get("compactedCount")
     if "keptUserMessageCount" not in record and cx.is_number(count) and count < len(history):
-        return [summary, *history[max(int(count), 0) :]]
+        return [summary, *history[cx.slice_start(count, len(history)) :]]
     users = cx.compactable_users(history)
-    if record.get("keptHeadUserMessageCount") is None:
+    if "keptHeadUserMessageCount" not in record:  # `=== undefined`: a null means head/tail
         selection = cx.Selection(tail=cx.select_recent(users))
     else:
         selection = cx.select_head_tail(users)

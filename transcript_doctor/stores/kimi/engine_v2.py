@@ -22,6 +22,7 @@ class EngineV2:
     def __init__(self, agent_id: str | None = None, on_drop: Callable[[Any, int], None] | None = None) -> None:
         self.history: list[Msg] = []
         self.fold = LoopFold(Sink(self.history), on_drop)
+        self.fold.begin_settles = self.begin_settles = {}  # step uuid -> the open step its begin settled
         self.agent_id = agent_id
         self.skipped: list[int] = []  # lines of records v2 skips (schema or agent mismatch)
 
@@ -30,7 +31,7 @@ class EngineV2:
         """Apply one record. `msg` is the tagged appended message when the caller built it already;
         `valid` the schema verdict when the caller checked it already."""
         if valid and rtype == "context.append_loop_event":  # the common case first
-            self.fold.event(data["event"], line)
+            self.fold.event(data.get("event"), line)
             return
         if rtype not in _OPS:
             return
@@ -52,7 +53,7 @@ class EngineV2:
         self.fold.append_message(appended(data.get("message"), line))
 
     def _loop_event(self, data: dict[str, Any], line: int) -> None:
-        self.fold.event(data["event"], line)
+        self.fold.event(data.get("event"), line)
 
     def _clear(self, data: dict[str, Any], line: int) -> None:
         if self.history:
@@ -132,8 +133,7 @@ def compaction_shape_v2(history: list[Msg], record: dict[str, Any], line: int) -
         start = record.get("compactedCount")
         if not cx.is_number(start):
             start = record.get("count")
-        start = int(start) if cx.is_number(start) else 0
-        return [summary, *history[max(start, 0) :]]
+        return [summary, *history[cx.slice_start(start, len(history)) :]]
     selection = cx.select_head_tail(cx.compactable_users(history))
     return _tag(cx.kept_users_shape(selection, summary), line)
 

@@ -42,6 +42,7 @@ class LoopFold:
         self.on_drop = on_drop
         self.pending: dict[Any, None] = {}
         self.deferred: list[Msg] = []
+        self.begin_settles: dict[Any, Any] | None = None  # step uuid -> the open step its begin settled
         self.reset()
 
     def reset(self) -> None:
@@ -72,15 +73,24 @@ class LoopFold:
         """The bound loop-event handlers by kind, for a driver that dispatches once per event."""
         return {kind: handler.__get__(self) for kind, handler in self._HANDLERS.items()}
 
-    def event(self, event: dict[str, Any], line: int) -> None:
+    def event(self, event: Any, line: int) -> None:
+        if not isinstance(event, dict):  # unchecked by v2's schema: JS reads `.type` of it
+            if event is None:
+                raise TypeError("a loop event record without an event")
+            return  # a number, string or list has no `type`: no handler
         handler = self._HANDLERS.get(event.get("type"))
         if handler:
             handler(self, event, line)
 
     def _step_begin(self, event: dict[str, Any], line: int) -> None:
-        if self.open_step is not None:
-            self.settle(line)
         uuid = event.get("uuid")
+        if self.open_step is not None:
+            if self.begin_settles is not None:
+                try:
+                    self.begin_settles[uuid] = self.open_step
+                except TypeError:
+                    pass  # an unhashable uuid (an invalid record): it names no step a heal removes
+            self.settle(line)
         msg = step_assistant(uuid, line, partial=True)
         self._push(msg)
         self.open_step = uuid

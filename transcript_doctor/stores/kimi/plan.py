@@ -7,6 +7,7 @@ the healed journal with both engines before it writes anything.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -53,6 +54,24 @@ def new_count(lc: LegacyCompaction, removed: set[Any]) -> int:
 _COUNT_KEY = {name: re.compile(rb'(?<!\\)"' + name.encode() + rb'"(\s*:\s*)(-?\d+)') for name in ("compactedCount", "count")}
 
 
+def loads(raw: bytes) -> Any:
+    """Parse one record as the reader does: orjson, else the standard library, which also reads
+    what orjson refuses (a lone surrogate escape, an integer beyond 64 bits, a huge float)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def dumps(record: Any) -> bytes:
+    """Serialise a record tdoc writes; values orjson refuses (integers beyond 64 bits, lone
+    surrogates) go through the standard library, escaped to ASCII."""
+    try:
+        return orjson.dumps(record)
+    except TypeError:
+        return json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode()
+
+
 def rewrite_count(raw: bytes, field: str, value: int) -> bytes:
     """`raw` with its top-level `field` set to `value`, every other byte unchanged when possible."""
     matches = list(_COUNT_KEY[field].finditer(raw))
@@ -61,18 +80,29 @@ def rewrite_count(raw: bytes, field: str, value: int) -> bytes:
         candidate = raw[: m.start(2)] + str(value).encode() + raw[m.end(2) :]
         if _same_but(raw, candidate, field, value):
             return candidate
-    data = orjson.loads(raw)
+    data = loads(raw)
     data[field] = value
-    return orjson.dumps(data)
+    return dumps(data)
 
 
 def _same_but(raw: bytes, candidate: bytes, field: str, value: int) -> bool:
     try:
-        before, after = orjson.loads(raw), orjson.loads(candidate)
-    except orjson.JSONDecodeError:
+        before, after = loads(raw), loads(candidate)
+    except ValueError:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return False
+    if not isinstance(before, dict) or not isinstance(after, dict):
         return False
     before[field] = value
-    return before == after
+    return _same(before, after)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values (NaN, which the standard library reads, equals itself here)."""
+    return a == b or (orjson_safe_repr(a) == orjson_safe_repr(b))
+
+
+def orjson_safe_repr(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True)
 
 
 def read_line(state: KimiReplay, offset: int) -> bytes:
@@ -85,4 +115,4 @@ def read_line(state: KimiReplay, offset: int) -> bytes:
 
 def count_edit(state: KimiReplay, lc: LegacyCompaction, value: int) -> Edit:
     raw = read_line(state, lc.offset)
-    return Edit("replace", line=lc.line, text=rewrite_count(raw, lc.field, value).decode("utf-8"))
+    return Edit("replace", line=lc.line, text=rewrite_count(raw, lc.field, value).decode("utf-8", "surrogatepass"))

@@ -58,10 +58,20 @@ def prepare(history: list[dict], prefix: bool, out: Anomalies) -> list[Item]:
         if msg.get("partial"):
             continue
         role = msg.get("role")
-        content = drop_blank_texts(sendable_content(msg), role, out)
+        parts = sendable_content(msg)
+        _require_string_texts(parts)
+        content = drop_blank_texts(parts, role, out)
         if keep_sendable(msg, content, role, prefix, out):
             items.append(Item(wire_message(msg, content), [index], is_mergeable_user(msg)))
     return merge_user_runs(items, "v1")
+
+
+def _require_string_texts(parts: list) -> None:
+    """v1 trims every text part; a text that is not a string (an object summary, an unchecked
+    content part) makes the projection throw there, as upstream (`part.text.trim is not a function`)."""
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == "text" and not isinstance(part.get("text"), str):
+            raise TypeError("part.text.trim is not a function")
 
 
 # --------------------------------------------------------------------------- 2. dedupe (strict)

@@ -161,20 +161,24 @@ def _event_ok(e: Any) -> bool:
     return check is not None and check(e)
 
 
-def _count_ok(value: Any, nullable: bool = False) -> bool:
-    return value is _MISSING or (value is None and nullable) or (value.__class__ is int and value >= 0)
+_NUMBERS = ("count", "keptUserMessageCount", "keptHeadUserMessageCount", "tokensBefore", "tokensAfter",
+            "droppedCount", "summaryOutputTokens")
+
+
+def _number_ok(value: Any) -> bool:
+    """Absent, or a JSON number (a null is not absent: it fails the record)."""
+    return value is _MISSING or value.__class__ is int or value.__class__ is float
 
 
 def _compaction_ok(d: dict[str, Any]) -> bool:
-    """String summaries only (a message-object summary goes to the schema)."""
+    """String summaries with their `compactedCount` (other forms go to the schema)."""
+    count = d.get("compactedCount")
     return (
         d.get("summary").__class__ is str
+        and (count.__class__ is int or count.__class__ is float)
         and _opt(d, "contextSummary", str)
         and _opt(d, "legacyTail", bool)
-        and _count_ok(d.get("compactedCount", _MISSING))
-        and _count_ok(d.get("count", _MISSING))
-        and _count_ok(d.get("keptUserMessageCount", _MISSING), nullable=True)
-        and _count_ok(d.get("keptHeadUserMessageCount", _MISSING), nullable=True)
+        and all(_number_ok(d.get(key, _MISSING)) for key in _NUMBERS)
     )
 
 

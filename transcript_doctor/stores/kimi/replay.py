@@ -42,6 +42,8 @@ class LegacyCompaction:
     vacuous_below: list[Any]  # uuids of vacuous step assistants in v1 history[:min(count, len)]
     dropped_below: list[Any]  # those of them v2 had already dropped: the misalignment D
     lost: list[dict[str, Any]]  # the messages v2's slice skips because of it (line, role, text)
+    tail_steps: list[Any] | None = None  # v1 tail history[C:len] when it is made only of vacuous steps
+    lost_keys: list[tuple[Any, ...]] = field(default_factory=list)  # stable keys of `lost` (see message_key)
 
 
 @dataclass
@@ -66,6 +68,7 @@ class KimiReplay:
     m1: Mirror | None = None  # light mode: the transcripts follow their live engines
     m2: Mirror | None = None
     engines_only: bool = False  # no step index, no transcripts (see replay_stream)
+    transcripts: bool = True  # the transcript reducers were folded (C202 can be checked)
 
     @property
     def problems(self) -> list[LineProblem]:
@@ -88,7 +91,7 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> Kim
 
 
 def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
-                  hot_path: bool = True, engines_only: bool = False) -> KimiReplay:
+                  hot_path: bool = True, engines_only: bool = False, transcripts: bool = True) -> KimiReplay:
     """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent).
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
@@ -96,11 +99,17 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     events then take the hot path of route.py (`hot_path=False` is the reference it must match).
     `engines_only` (with `full=False`) runs just the two live engines: no step index, no
     transcripts, so no checks can run on the result (a heal's acceptance check needs none).
+    `transcripts=False` (with `full=False`) keeps the step index but folds no transcripts: every
+    check but C202 can run on the result (a heal's verification replay of a journal to write).
     """
     state = KimiReplay(path=path, full=full, engines_only=engines_only and not full)
     state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
     if state.engines_only:
         state.steps = NoStepIndex()
+        state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
+    elif not full and not transcripts:
+        state.transcripts = False
+        state.steps = StepIndex(prune=True)
         state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
     elif not full:
         state.t1 = TranscriptV1(light=True)
@@ -183,6 +192,9 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
     vacuous = [m["_src"][1] for m in history[:cut] if _is_vacuous_step(m)]
     dropped = [u for u in vacuous if u in state.v2_dropped]
     tail = "keptUserMessageCount" not in record and count < len(history)
+    after = history[max(int(count), 0):] if tail else []
+    tail_steps = [m["_src"][1] for m in after] if after and all(_is_vacuous_step(m) for m in after) else None
+    lost = _lost_messages(state, history[cut:], len(dropped)) if dropped else []
     state.legacy.append(
         LegacyCompaction(
             line=rec.line,
@@ -193,7 +205,9 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
             v1_branch="tail" if tail else "kept-users",
             vacuous_below=vacuous,
             dropped_below=dropped,
-            lost=_lost_messages(state, history[cut:], len(dropped)) if dropped else [],
+            lost=[item for item, _ in lost],
+            tail_steps=tail_steps,
+            lost_keys=[key for _, key in lost],
         )
     )
 
@@ -202,9 +216,19 @@ def _is_vacuous_step(m: Msg) -> bool:
     return _src_kind(m) == "step" and not m.get("toolCalls") and is_vacuous_content(m.get("content") or [])
 
 
-def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[dict[str, Any]]:
-    """The first `count` messages v1 keeps after the cut that v2 (dropping steps) skips."""
-    lost = []
+def message_key(m: Msg) -> tuple[Any, ...] | None:
+    """What names a history message across a heal: its step, its synthetic call, or (for an
+    appended record) its line, which a heal renumbers (the caller maps it back)."""
+    src = m.get("_src")
+    if not src:
+        return None
+    return (src[0], src[1])
+
+
+def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[tuple[dict[str, Any], Any]]:
+    """The first `count` messages v1 keeps after the cut that v2 (dropping steps) skips, each
+    with its `message_key`."""
+    lost: list[tuple[dict[str, Any], Any]] = []
     for m in after_cut:
         if len(lost) >= count:
             break
@@ -212,7 +236,8 @@ def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[
             continue
         text = " ".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict) and p.get("type") == "text")
         src = m.get("_src") or ()
-        lost.append({"role": m.get("role"), "line": src[-1] if src and src[0] != "synth" else None, "text": excerpt(text)})
+        item = {"role": m.get("role"), "line": src[-1] if src and src[0] != "synth" else None, "text": excerpt(text)}
+        lost.append((item, message_key(m)))
     return lost
 
 

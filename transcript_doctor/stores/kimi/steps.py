@@ -138,7 +138,7 @@ class StepIndex:
         self._last_turn_id = turn_id
         try:
             value = int(turn_id)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # not a number, or an infinite one
             self._last_turn_max = False
             return
         if self.max_turn is None or value > self.max_turn:

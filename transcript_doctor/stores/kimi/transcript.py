@@ -174,8 +174,10 @@ class TranscriptV1(EngineV1):
 
     def _transcript_compaction(self, record: dict[str, Any], line: int) -> None:
         history, floor = self.history, self.clear_floor
-        self.folded = cx.recover_folded_length(record, lambda: _users_since(history, floor), self.folded)
-        self.history.append(_marker(record.get("summary"), line))
+        self.folded = cx.recover_folded_length(record, lambda: _users_since(history, floor), self.folded, v1=True)
+        marker = cx.summary_message(record.get("summary"))  # the raw summary, an object included
+        marker["_src"] = ("rec", line)
+        self.history.append(marker)
         self.reset()
         if self.light:
             self.history[:] = compacted_view(self.history, self.clear_floor)

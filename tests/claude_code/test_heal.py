@@ -1,0 +1,172 @@
+"""`tdoc heal` on Claude Code transcripts: lossless splits, re-linked chains, idempotence, refusals."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from transcript_doctor.cli import app
+from transcript_doctor.core import ScanConfig
+from transcript_doctor.healing import heal_paths
+from transcript_doctor.model import RefusedError
+from transcript_doctor.replay_view import replay_path
+from transcript_doctor.rules import RULES
+from transcript_doctor.rules.engine import check_store
+from transcript_doctor.stores import HealOptions, Options, open_store
+from transcript_doctor.stores.claude_code.plan import Intent
+from transcript_doctor.stores.claude_code.reader import read_transcript, split_values
+
+from .builders import Session
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "claude-code"
+runner = CliRunner()
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    dest = tmp_path / name
+    shutil.copyfile(CASES / name, dest)
+    return dest
+
+
+def _records(path: Path) -> Counter[str]:
+    """Every record of the file, by its exact text (a concatenated line counts each record)."""
+    out: Counter[str] = Counter()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        pieces = split_values(line) or [(line, None)]
+        out.update(text for text, _ in pieces if text.strip())
+    return out
+
+
+def _heal(path: Path, out: Path, unsafe: bool = False) -> int:
+    _, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="output", output=out, unsafe_fixes=unsafe))
+    return code
+
+
+def _history(path: Path) -> list:
+    return replay_path(str(path), Options())["history"]
+
+
+@pytest.mark.parametrize("name", ["concatenated-line.jsonl", "concatenated-line-with-twin.jsonl"])
+def test_split_keeps_every_record_once_and_resumes_the_whole_session(tmp_path, name):
+    src = _copy(tmp_path, name)
+    out = tmp_path / "healed.jsonl"
+    assert _heal(src, out) == 0
+    before, after = _records(src), _records(out)
+    assert set(after) == set(before) and all(n == 1 for n in after.values())
+    # the resume now reads what the racing writers meant to write: the session without the race
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("\n".join(sorted(set(before), key=list(before).index)) + "\n", encoding="utf-8")
+    assert _history(out) == _history(clean)
+    again = tmp_path / "again.jsonl"
+    result = runner.invoke(app, ["heal", str(out), "--output", str(again)])
+    assert result.exit_code == 0 and "nothing to heal" in result.stdout and not again.exists()
+
+
+def test_untouched_lines_stay_byte_identical(tmp_path):
+    src = _copy(tmp_path, "whitespace-before-thinking.jsonl")
+    out = tmp_path / "healed.jsonl"
+    assert _heal(src, out) == 0
+    old, new = src.read_bytes().split(b"\n"), out.read_bytes().split(b"\n")
+    assert len(new) == len(old) - 1
+    assert old[0] == new[0] and old[3:] == new[2:]  # only the blank block's line and its child changed
+    child, removed = orjson.loads(new[1]), orjson.loads(old[1])
+    assert child["parentUuid"] == removed["parentUuid"]  # the thinking line hangs where the blank one did
+    assert {**child, "parentUuid": removed["uuid"]} == orjson.loads(old[2])
+
+
+def test_relink_spans_several_removed_records(tmp_path):
+    s = Session()
+    s.user("hi")
+    s.text("msg_01", "\n\n")
+    s.user([{"type": "text", "text": "[Request interrupted by user]"}])
+    s.text("msg_02", " ")
+    s.user("hello")
+    s.text("msg_03", "Hi.")
+    src = tmp_path / "s.jsonl"
+    src.write_text(s.jsonl(), encoding="utf-8")
+    out = tmp_path / "h.jsonl"
+    assert _heal(src, out) == 0
+    recs = [orjson.loads(line) for line in out.read_text().splitlines()]
+    assert [r["uuid"] for r in recs] == [s.records[i]["uuid"] for i in (0, 2, 4, 5)]
+    assert recs[1]["parentUuid"] == recs[0]["uuid"] and recs[2]["parentUuid"] == recs[1]["uuid"]
+    assert [m["role"] for m in _history(out)] == ["user", "assistant"]
+
+
+def test_in_place_backs_up_and_is_idempotent(tmp_path):
+    src = _copy(tmp_path, "vacuous-response.jsonl")
+    original = src.read_bytes()
+    result = runner.invoke(app, ["heal", str(src), "--in-place", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)["results"][0]
+    assert Path(doc["backup"]).read_bytes() == original
+    healed = src.read_bytes()
+    assert healed != original
+    again = runner.invoke(app, ["heal", str(src), "--in-place"])
+    assert again.exit_code == 0 and src.read_bytes() == healed
+
+
+def test_orphan_call_answered_only_with_unsafe_fixes(tmp_path):
+    src = _copy(tmp_path, "orphan-call-mid-history.jsonl")
+    out = tmp_path / "h.jsonl"
+    assert _heal(src, out) == 0 and not out.exists()  # nothing safe to do: the unsafe W103 fix is not applied
+    assert _heal(src, out, unsafe=True) == 0
+    added = [orjson.loads(line) for line in out.read_text().splitlines()][2]
+    block = added["message"]["content"][0]
+    assert block["tool_use_id"] == "toolu_A" and block["is_error"] is True
+    roles = [(m["role"], [b["type"] for b in m["content"]]) for m in _history(out)]
+    assert roles[1:3] == [("assistant", ["tool_use"]), ("user", ["tool_result", "text"])]
+
+
+def test_protected_records_are_never_removed():
+    s = Session()
+    s.user("hi")
+    s.text("msg_01", "ok")
+    boundary = s.compact()
+    path = CASES / "call-before-compaction.jsonl"
+    t = read_transcript(path, "x")
+    from transcript_doctor.stores.claude_code.editor import ClaudeEditor
+
+    editor = ClaudeEditor(t)
+    index = next(r.index for r in t.records if r.subtype == "compact_boundary")
+    plan = editor.planner.plan([Intent("remove", record=index)])
+    assert plan.refused and not plan.lines and boundary
+
+
+def test_heal_in_place_refused_while_claude_has_the_file_open(tmp_path):
+    src = _copy(tmp_path, "vacuous-response.jsonl")
+    original = src.read_bytes()
+    holder = subprocess.Popen(
+        ["claude", "-c", "import sys,time; f=open(sys.argv[1]); print('open', flush=True); time.sleep(60)", str(src)],
+        executable=sys.executable, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        result = subprocess.run([sys.executable, "-m", "transcript_doctor", "heal", str(src), "--in-place"],
+                                capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 3, result.stderr
+    assert "claude process" in result.stderr
+    assert src.read_bytes() == original
+    assert not list(tmp_path.glob("*.tdoc-backup-*"))
+
+
+def test_heal_in_place_refused_when_the_file_changed_while_healing(tmp_path):
+    src = _copy(tmp_path, "vacuous-response.jsonl")
+    store = open_store(src, str(src), Options(fingerprint=True))
+    findings = [f for f in check_store(store, Options(), set(RULES)) if f.fix and f.fix.applicability == "safe"]
+    assert findings
+    with open(src, "a", encoding="utf-8") as fh:  # Claude Code appends a record meanwhile
+        fh.write('{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}\n')
+    changed = src.read_bytes()
+    with pytest.raises(RefusedError) as exc:
+        store.heal(findings, HealOptions(mode="in-place"))
+    assert exc.value.exit_code == 3 and src.read_bytes() == changed
+    assert not list(tmp_path.glob("*.tdoc-backup-*"))

@@ -1,0 +1,119 @@
+"""Heal invariants on generated journals seeded with the three traps of docs/kimi-code.md §Heal: a failed step that a
+vacuous step's `step.begin` settles, a vacuous step that is a legacy compaction's whole tail
+(branch flip), and a vacuous step whose `step.begin` closes pending calls."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.stores.kimi.heal_plan import DEMOTED_REASON
+from transcript_doctor.stores.kimi.replay import KimiReplay, projected, replay_stream
+
+from .strategies import build, op_sequences
+from .test_properties import PATH, heal_once
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+VACUOUS_STEP = ("step", ("empty-think",), (), "end_turn")
+MOTIFS = {
+    "failed-then-vacuous": [("step", ("text",), (), "error"), VACUOUS_STEP],
+    "failed-open-then-vacuous": [("step", ("think",), (False,), None), VACUOUS_STEP, ("user",)],
+    "vacuous-legacy-tail": [("user",), VACUOUS_STEP, ("legacy", 1)],
+    "vacuous-below-legacy-cut": [VACUOUS_STEP, ("user",), ("legacy", 1)],
+    "begin-closes-calls": [("step", ("text",), (False, True), "end_turn"), VACUOUS_STEP, ("user",)],
+}
+
+
+@st.composite
+def seeded(draw: Any) -> list[tuple]:
+    """Random operations with one to three of those motifs spliced in at random places."""
+    sequence = draw(op_sequences())
+    for name in draw(st.lists(st.sampled_from(sorted(MOTIFS)), min_size=1, max_size=3)):
+        at = draw(st.integers(0, len(sequence)))
+        sequence[at:at] = MOTIFS[name]
+    return sequence
+
+
+def _replay(data: bytes) -> KimiReplay:
+    return replay_stream(PATH, io.BytesIO(data), full=False)
+
+
+def _sends(state: KimiReplay, engine: str, strict: bool) -> list[dict] | None:
+    projection = projected(state, engine, strict=strict)
+    return None if projection is None else projection.messages
+
+
+def _mergeable_user(m: dict) -> bool:
+    return m.get("role") == "user"
+
+
+def _is_subsequence(short: list[dict], long: list[dict]) -> bool:
+    it = iter(long)
+    return all(any(m == other for other in it) for m in short)
+
+
+@SETTINGS
+@given(seeded())
+def test_heal_keeps_what_every_engine_sends(sequence: list[tuple]) -> None:
+    """v1 sends exactly what it sent (the removed steps were vacuous, a tombstone is empty); v2
+    too, unless the heal fixed a C201, where v2 gets back messages it had lost: then everything
+    it sent before is still sent, in order (user messages aside: a restored one merges)."""
+    data = build(sequence).bytes()
+    healed, state, _ = heal_once(data)
+    state.path.unlink()
+    before, after = _replay(data), _replay(healed)
+    assert after.crash.keys() <= before.crash.keys()
+    c201 = any(lc.dropped_below for lc in before.legacy)
+    for strict in (False, True):
+        if "v1" not in before.crash:
+            assert _sends(after, "v1", strict) == _sends(before, "v1", strict)
+        if "v2" in before.crash:
+            continue
+        old, new = _sends(before, "v2", strict), _sends(after, "v2", strict)
+        assert old is not None and new is not None
+        if not c201:
+            assert new == old
+        else:
+            assert _is_subsequence([m for m in old if not _mergeable_user(m)],
+                                   [m for m in new if not _mergeable_user(m)])
+
+
+@SETTINGS
+@given(seeded())
+def test_heal_of_a_healed_journal_changes_no_byte(sequence: list[tuple]) -> None:
+    healed, state, _ = heal_once(build(sequence).bytes())
+    state.path.unlink()
+    again, state2, _ = heal_once(healed)
+    state2.path.unlink()
+    assert again == healed
+
+
+@SETTINGS
+@given(seeded())
+def test_a_plan_nothing_was_demoted_in_is_verified_by_one_replay(sequence: list[tuple]) -> None:
+    from transcript_doctor.core import ScanConfig, check_store
+    from transcript_doctor.healing import allowed
+    from transcript_doctor.stores import HealOptions, Options
+    from transcript_doctor.stores.kimi.heal import plan_heal
+    from transcript_doctor.stores.kimi.store import KimiStore, Session
+
+    from .test_properties import _materialise
+
+    data = build(sequence).bytes()
+    state = _replay(data)
+    state.path = _materialise(data)
+    try:
+        store = KimiStore(state.path, str(state.path), [Session(None, None, state)], readonly=False)
+        found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
+        plan = plan_heal(state, found)
+        has_edits = bool(plan.edits(state))
+    finally:
+        state.path.unlink()
+    demoted = [u for u in plan.kept if plan.reasons.get(u) == DEMOTED_REASON]
+    if has_edits and not demoted:
+        assert plan.replays == 1
+    for s in plan.skipped:  # every kept step says why
+        assert s["reason"] and s["line"] is not None

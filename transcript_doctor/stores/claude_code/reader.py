@@ -1,0 +1,216 @@
+"""Read a Claude Code session file (JSONL) into `Record`s, streaming line by line.
+
+What the reader decides (`docs/claude-code.md` §2, §5):
+* a line that is one JSON object is one record, whatever its type (unknown types are kept and ignored);
+* a line holding two or more complete JSON objects with no newline between them is a concatenated
+  line (F509): every object on it becomes a record marked unreadable, because Claude Code parses
+  line by line and loses all of them; a piece whose `uuid` is written again on a later line is a
+  twin that a split drops;
+* a last line without a newline that is complete JSON is a record (Entire's copies end that way);
+  one that is not is a torn tail (F501); any other line that is not an object is corrupt (F502).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...model import TdocError
+from .records import Record, looks_like_claude_code, parse_record
+
+BUFFER = 1 << 20
+_SNIFF_LINES = 8
+_DECODER = json.JSONDecoder()
+# The start of a first line too long for the sniffed head: Claude Code writes `parentUuid` first on
+# chain records and `type` first on the others.
+_LONG_HEAD = re.compile(
+    rb'\s*\{"(?:parentUuid"\s*:\s*(?:null|"[^"]{1,100}")\s*,\s*"(?:isSidechain|logicalParentUuid)"'
+    rb'|type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|last-prompt|permission-mode)")'
+)
+
+
+@dataclass
+class Problem:
+    code: str  # F501 | F502
+    line: int
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Concatenated:
+    """A line holding several records (F509)."""
+
+    line: int
+    offset: int
+    pieces: list[str]  # the exact text of each record, in order
+    twins: list[int] = field(default_factory=list)  # pieces whose uuid is written again later
+
+
+@dataclass
+class Transcript:
+    path: Path
+    records: list[Record] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    concatenated: list[Concatenated] = field(default_factory=list)
+    lines: int = 0
+    size: int = 0
+    session: str | None = None
+
+    def by_line(self, line: int) -> list[Record]:
+        return [r for r in self.records if r.line == line]
+
+
+def sniff(head: bytes) -> bool:
+    """Whether the first records in `head` are Claude Code transcript records."""
+    lines = head.split(b"\n")
+    complete = lines[:-1] if len(lines) > 1 else []
+    seen = 0
+    for raw in complete:
+        if not raw.strip():
+            continue
+        seen += 1
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            obj = None
+        if looks_like_claude_code(obj):
+            return True
+        if seen >= _SNIFF_LINES:
+            return False
+    if complete:
+        return False
+    return bool(_LONG_HEAD.match(lines[-1]))
+
+
+def _lines(path: Path, display: str) -> Iterator[bytes]:
+    try:
+        with open(path, "rb", buffering=BUFFER) as fh:
+            yield from fh
+    except OSError as exc:
+        raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic collections while the record index (or the request over it) is built: records hold no
+    cycles, and a full collection every few thousand allocations over a heap that grows with the file
+    made reading quadratic."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def read_transcript(path: Path, display: str, *, keep_text: bool = False) -> Transcript:
+    """Every record of the file at `path`; TdocError only when no record at all can be read."""
+    with gc_paused():
+        return _read(path, display, keep_text)
+
+
+def _read(path: Path, display: str, keep_text: bool) -> Transcript:
+    out = Transcript(path)
+    records = out.records
+    loads = orjson.loads
+    number = offset = 0
+    for raw in _lines(path, display):
+        number += 1
+        size = len(raw)
+        if size > 2 or raw.strip():  # orjson takes the line with its ending: no copy per line
+            suspect = b"\\u" in raw and (b"\\u0000" in raw or b"\\ud" in raw or b"\\uD" in raw)
+            try:
+                obj = loads(raw)
+            except orjson.JSONDecodeError:
+                ended = raw.endswith(b"\n")
+                _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text)
+            else:
+                if type(obj) is dict:
+                    rec = parse_record(obj, len(records), number, keep_text=keep_text, suspect=suspect)
+                    rec.offset = offset
+                    records.append(rec)
+                else:
+                    out.problems.append(Problem("F502", number, f"line {number} is not a JSON object",
+                                                {"offset": offset}))  # fmt: skip
+        offset += size
+    out.lines, out.size = number, offset
+    _mark_twins(out)
+    if not records:
+        first = f" ({out.problems[0].message})" if out.problems else ""
+        raise TdocError(f"{display}: no readable Claude Code record{first}")
+    out.session = next((r.session for r in reversed(records) if r.session), None)
+    return out
+
+
+def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bool, keep_text: bool) -> None:
+    """A line orjson rejects: lone surrogates (stdlib json reads them), concatenated records, or junk."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        _bad(out, number, offset, ended, f"not UTF-8 at byte {offset + err.start}", len(body))
+        return
+    pieces = split_values(text)
+    if pieces is None:
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            _bad(out, number, offset, ended, f"invalid JSON: {str(exc)[:120]}", len(body))
+            return
+        pieces = [(text, obj)]
+    if not all(isinstance(obj, dict) for _, obj in pieces):
+        _bad(out, number, offset, ended, "not a JSON object", len(body))
+        return
+    if len(pieces) > 1:
+        out.concatenated.append(Concatenated(number, offset, [p for p, _ in pieces]))
+    for k, (_, obj) in enumerate(pieces):
+        rec = parse_record(obj, len(out.records), number, k, keep_text=keep_text, suspect=True)
+        rec.readable = len(pieces) == 1
+        rec.offset = offset
+        out.records.append(rec)
+
+
+def split_values(text: str) -> list[tuple[str, Any]] | None:
+    """The JSON values written back to back on one line, with their exact text; None if not so."""
+    pieces: list[tuple[str, Any]] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        try:
+            obj, stop = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return None
+        pieces.append((text[pos:stop], obj))
+        pos = stop
+        while pos < end and text[pos] in " \t":
+            pos += 1
+    return pieces if len(pieces) > 1 else None
+
+
+def _bad(out: Transcript, number: int, offset: int, ended: bool, reason: str, size: int) -> None:
+    evidence = {"offset": offset, "bytes": size, "reason": reason}
+    if not ended:
+        out.problems.append(Problem("F501", number, f"line {number} is a torn final line ({reason})", evidence))
+    else:
+        out.problems.append(Problem("F502", number, f"line {number} is corrupt: {reason}", evidence))
+
+
+def _mark_twins(out: Transcript) -> None:
+    """A piece of a concatenated line whose uuid another line holds too is a twin (kept once)."""
+    if not out.concatenated:
+        return
+    readable = {rec.uuid for rec in out.records if rec.uuid is not None and rec.readable}
+    pieces = {(r.line, r.piece): r for r in out.records if not r.readable}
+    for cat in out.concatenated:
+        for k in range(len(cat.pieces)):
+            rec = pieces.get((cat.line, k))
+            if rec is not None and rec.uuid in readable:
+                cat.twins.append(k)

@@ -1,0 +1,109 @@
+"""The Claude Code store kind: a session transcript (`~/.claude/projects/<project>/<session>.jsonl`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ...conversation import Conversation
+from ...fixes.atomic import Fingerprint
+from ...fixes.jsonl_heal import restore_lines
+from ...model import Finding
+from ...rules.engine import check_store
+from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from .checks import SHARED_CODES, native, sent_messages
+from .editor import ClaudeEditor
+from .live import claude_holders
+from .reader import Transcript, gc_paused, read_transcript, sniff
+from .resume import FORMAT, Resume
+from .subagents import parent_link
+
+ALL_CODES = frozenset(SHARED_CODES | {"F501", "F502", "F509", "C206", "W110", "T405", "E601"})
+
+
+class ClaudeCodeStore(Store):
+    format = FORMAT
+    system = "claude-code"
+
+    def __init__(self, path: Path, display: str, transcript: Transcript, fingerprint: Fingerprint | None = None):
+        super().__init__(path, display)
+        self.transcript = transcript
+        self.resume = Resume(transcript)
+        self.editor = ClaudeEditor(transcript)
+        self.fingerprint = fingerprint
+
+    @property
+    def session_count(self) -> int:
+        return 1
+
+    @property
+    def record_count(self) -> int:
+        return len(self.transcript.records)
+
+    @cached_property
+    def live(self) -> bool:
+        """The writer may still be appending: the file ends on a call that is still running."""
+        return self.resume.running_call() and (self._tail_is_progress() or bool(claude_holders(self.path)))
+
+    def _tail_is_progress(self) -> bool:
+        return self.resume.tail_only_progress()
+
+    def conversations(self, options: Options) -> Iterator[Conversation]:
+        with gc_paused():  # the request's messages are built here, on a heap as large as the index
+            messages, unsent = sent_messages(self), self.resume.unsent()
+        yield Conversation(
+            path=self.display,
+            format=FORMAT,
+            session=self.transcript.session,
+            messages=messages,
+            unsent=unsent,
+            editor=self.editor,
+            codes=SHARED_CODES,
+            live=self.live,
+            target="anthropic",
+        )
+
+    def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
+        with gc_paused():
+            return iter(list(native(self, codes)))
+
+    def findings(self, codes: frozenset[str] = ALL_CODES) -> list[Finding]:
+        """Every finding of this store (shared rules and its own), for the heal's re-scan."""
+        with gc_paused():
+            return check_store(self, Options(), codes)
+
+    def replay(self, options: Options) -> Any:
+        obj = self.resume.replay_object(self.display)
+        obj["parent"] = parent_link(self.path, self.transcript)  # a subagent's Task call, else None
+        return obj
+
+    def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
+        return self.resume.locate(position)
+
+    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        from .heal import heal_store
+
+        def rescan(t: Transcript) -> list[Finding]:
+            return ClaudeCodeStore(t.path, self.display, t).findings()
+
+        return heal_store(self, findings, options, rescan)
+
+    def restore(self, backup: Path) -> None:
+        restore_lines(self, backup)
+
+
+class ClaudeCodeKind(StoreKind):
+    format = FORMAT
+    system = "claude-code"
+    jsonl = True
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        return sniff(head)
+
+    def open(self, path: Path, display: str, options: Options) -> Store:
+        fingerprint = Fingerprint.of(path) if options.fingerprint else None
+        with gc_paused():
+            transcript = read_transcript(path, display, keep_text=options.full_replay)
+            return ClaudeCodeStore(path, display, transcript, fingerprint)

@@ -1,0 +1,73 @@
+"""Check a healed transcript before it replaces the original (`docs/claude-code.md` §6).
+
+1. The healed file's resume replay equals the original's with the planned fixes applied to the
+   records in memory (records removed, blocks dropped, parents re-linked, results added, lines split).
+2. Every record of the original is present exactly once, except those the plan removed (a
+   concatenated line's twin is present once), plus the records the plan added.
+3. A re-scan of the healed file finds no safe-fixable finding of the rules that were fixed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ...model import Finding, TdocError
+from .plan import Plan
+from .reader import Transcript, read_transcript
+from .records import KEEP_CHARS, Record, parse_record
+from .resume import View, view
+
+_CHARS = KEEP_CHARS - 1  # texts are compared on the part every reading keeps
+
+
+def expected_records(t: Transcript, plan: Plan) -> list[Record]:
+    """The original records with the plan applied, as the healed file should hold them."""
+    split = {line for line, text in plan.lines.items() if text is not None}
+    inserted: dict[str, list[dict[str, Any]]] = {}
+    for added in plan.added:
+        inserted.setdefault(added["parentUuid"], []).append(added)
+    out: list[Record] = []
+    for rec in t.records:
+        if rec.index in plan.removed or rec.index in plan.twins:
+            continue
+        new = replace(rec, index=len(out), readable=rec.readable or rec.line in split)
+        if rec.index in plan.relinked:
+            new.parent = plan.relinked[rec.index]
+        if rec.index in plan.dropped:
+            new.blocks = [b for k, b in enumerate(rec.blocks) if k not in plan.dropped[rec.index]]
+        out.append(new)
+        for added in inserted.get(rec.uuid or "", ()):
+            out.append(parse_record(added, len(out), rec.line))
+    return out
+
+
+def signature(v: View) -> list[tuple[Any, ...]]:
+    """What the request sends, independent of line numbers."""
+    return [
+        (m.role, m.msg_id, tuple((s.block.kind, s.block.id, s.block.text[:_CHARS], s.block.is_error, s.block.signed)
+                                 for s in m.slots), tuple(r.uuid for r in m.records))
+        for m in v.request.messages
+    ]
+
+
+def _census(records: list[Record]) -> Counter[str]:
+    return Counter(r.uuid if r.uuid is not None else f"<{r.type}>" for r in records)
+
+
+def verify(original: Transcript, plan: Plan, healed: Path, display: str,
+           rescan: Callable[[Transcript], list[Finding]], fixed_codes: set[str]) -> Transcript:  # fmt: skip
+    """Raise TdocError naming the first check the healed file fails; return its transcript."""
+    after = read_transcript(healed, display)
+    expected = expected_records(original, plan)
+    if signature(view(after.records, repaired=False)) != signature(view(expected, repaired=False)):
+        raise TdocError(f"{display}: the healed file would not resume as planned; nothing written")
+    if _census(after.records) != _census(expected):
+        raise TdocError(f"{display}: the healed file does not hold every record exactly once; nothing written")
+    left = [f for f in rescan(after) if f.code in fixed_codes and f.fix and f.fix.applicability == "safe"]
+    if left:
+        raise TdocError(f"{display}: {left[0].code} would survive the heal (line {left[0].line}); nothing written")
+    return after
