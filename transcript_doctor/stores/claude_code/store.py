@@ -16,8 +16,9 @@ from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
-from .reader import Transcript, gc_paused, read_transcript, sniff
+from .reader import Transcript, gc_paused, read_transcript
 from .resume import FORMAT, Resume
+from .sniff import sniff_transcript
 from .subagents import parent_link
 
 ALL_CODES = frozenset(SHARED_CODES | {"F501", "F502", "F509", "C206", "W110", "T405", "E601"})
@@ -100,7 +101,7 @@ class ClaudeCodeKind(StoreKind):
     jsonl = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        return sniff(head)
+        return sniff_transcript(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         fingerprint = Fingerprint.of(path) if options.fingerprint else None
