@@ -53,7 +53,7 @@ def scan_one(path: Path, display: str, config: ScanConfig) -> FileResult:
     try:
         return scan_file(path, display, config, config.codes(display))
     except TdocError as exc:
-        return FileResult(path=display, format=None, error=str(exc))
+        return FileResult(path=display, format=None, error=str(exc), refused=exc.exit_code == 3)
     except Exception as exc:  # a bug in a reader or check: report it against this input only
         error = f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
         return FileResult(path=display, format=None, error=error)
@@ -63,13 +63,9 @@ def known_store(path: Path, display: str) -> bool:
     """Whether some store kind recognises the file; unreadable files count (the scan reports them)."""
     if display == "-":
         return True
-    from .stores import kinds, read_head
+    from .stores import recognised
 
-    try:
-        head = read_head(path)
-    except TdocError:
-        return True
-    return any(kind.sniff(path, head) for kind in kinds().values())
+    return recognised(path)
 
 
 def cpu_count() -> int:
@@ -86,7 +82,7 @@ def workers_for(inputs: Sequence[Input], jobs: int | None, sizes: Sequence[int])
     if len(inputs) < 2 or not _main_importable():
         return 1
     if jobs:
-        return min(jobs, len(inputs))
+        return min(jobs, len(inputs), cpu_count())  # more workers than CPUs only add start-up cost
     if len(inputs) < AUTO_MIN_FILES and sum(sizes) < AUTO_MIN_BYTES:
         return 1
     return min(cpu_count(), len(inputs))
@@ -302,9 +298,9 @@ def _init_worker() -> None:
 
 
 def _abandon(pool: ProcessPoolExecutor, futures: list[Future[list[FileResult]]]) -> None:
-    """Interrupted: drop queued work and stop the workers now rather than after their chunk."""
-    for future in futures:
-        future.cancel()
+    """Interrupted: stop the workers now rather than after their chunk. The futures are left to the
+    pool, which fails them as broken; cancelling them first makes its manager thread raise
+    InvalidStateError when it then marks them failed (a traceback on Ctrl-C)."""
     processes: dict[int, multiprocessing.Process] = getattr(pool, "_processes", None) or {}
     for process in list(processes.values()):
         process.terminate()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-import orjson
+from ..encode import dumps
 
 if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
     from ..core import Report
 
 
-
 def render(report: Report, out: TextIO) -> None:
-    out.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    out.write(dumps(report.as_dict(), indent=True))
     out.write("\n")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-import orjson
+from ..encode import dumps
 
 if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
     from ..core import Report
 
 
-
 def render(report: Report, out: TextIO) -> None:
     for finding in report.findings:
-        out.write(orjson.dumps(finding.as_dict()).decode())
+        out.write(dumps(finding.as_dict()))
         out.write("\n")

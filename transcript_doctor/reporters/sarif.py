@@ -10,19 +10,19 @@ could not read become error notifications of the invocation.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
-import orjson
-
 from .. import __version__
+from ..encode import dumps
 from ..model import FileResult, Finding
+from ..rules import RULES, Rule
 
-if TYPE_CHECKING:  # the scan API and the catalogue load with the scan, not with the CLI
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
     from ..core import Report
-    from ..rules import Rule
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -31,15 +31,13 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def render(report: Report, out: TextIO) -> None:
-    out.write(orjson.dumps(to_sarif(report), option=orjson.OPT_INDENT_2).decode())
+    out.write(dumps(to_sarif(report), indent=True))
     out.write("\n")
 
 
 def to_sarif(report: Report, base: Path | None = None) -> dict[str, Any]:
     """The SARIF log of a report; paths are made relative to `base` (default: the working directory)."""
     base = (base or Path.cwd()).resolve()
-    from ..rules import RULES
-
     rules = sorted(RULES.values(), key=lambda r: r.code)
     index = {rule.code: i for i, rule in enumerate(rules)}
     artifacts = {fr.path: i for i, fr in enumerate(report.files)}
@@ -75,7 +73,7 @@ def _artifact_location(path: str, base: Path, index: int | None = None) -> dict[
     if rel is None:
         loc: dict[str, Any] = {"uri": Path(os.path.abspath(path)).as_uri()}
     else:
-        loc = {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+        loc = {"uri": quote(os.fsencode(rel), safe="/"), "uriBaseId": SRCROOT}  # a non-UTF-8 name as its bytes
     if index is not None:
         loc["index"] = index
     return loc
@@ -167,8 +165,20 @@ def _logical(f: Finding) -> list[dict[str, Any]]:
 
 def fingerprint(f: Finding, base: Path) -> str:
     """A hash of what identifies a finding across runs: never times, never absolute paths."""
-    import hashlib  # loads OpenSSL: only for SARIF output
-
     where = repo_relative(f.path, base) or f.path
     parts = [f.code, where, f.session or "", f.table or "", str(f.row or ""), str(f.line or ""), f.message]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def failed_run(message: str, out: TextIO) -> None:
+    """A valid SARIF log for a scan that could not start (no input, a bad selector): no results,
+    one error notification that says why, so `upload-sarif` shows the cause instead of failing."""
+    log = to_sarif(_EMPTY)
+    invocation = log["runs"][0]["invocations"][0]
+    invocation["executionSuccessful"] = False
+    invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": message}}]
+    out.write(dumps(log, indent=True))
+    out.write("\n")
+
+
+_EMPTY = Report([])

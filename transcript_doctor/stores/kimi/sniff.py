@@ -22,8 +22,7 @@ def sniff_wire(path: Path, head: bytes) -> bool:
     try:
         obj = orjson.loads(first)
     except orjson.JSONDecodeError:
-        # A broken first line: still ours if kimi record types follow.
-        return any(t in head for t in KIMI_TYPES)
+        return False  # a journal's first line is always a whole JSON record (pretty JSON is not)
     if not isinstance(obj, dict):
         return False
     if obj.get("type") == "metadata" and "protocol_version" in obj:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ...conversation import Conversation
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from ..options import KimiOptions
 from . import checks
 from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
@@ -60,7 +61,9 @@ class KimiStore(Store):
             if s.id is not None:
                 obj["session"] = s.id
             objs.append(obj)
-        return objs[0] if len(objs) == 1 else objs
+        # One object for a journal or a chosen session; an export bundle is a list even with one agent.
+        single = options.session is not None or (len(chosen) == 1 and chosen[0].id is None)
+        return objs[0] if single else objs
 
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
         for s in self.sessions:
@@ -75,12 +78,7 @@ class KimiStore(Store):
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
         return checks.native_findings(self, self.engines(options), codes)
 
-    def restore(self, backup: Path) -> None:
-        from ...fixes.atomic import restore
-
-        restore(backup, self.path, self.path.stat().st_mode & 0o7777)
-
-    def heal(self, findings: list, options: HealOptions) -> HealResult:
+    def plan_heal(self, findings: list, options: HealOptions) -> HealPlan:
         if self.readonly:
             raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")
         from .heal import heal_store
