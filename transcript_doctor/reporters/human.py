@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.text import Text
 
 from ..model import SEVERITY_RANK, FileResult, Finding
-from ..rules import RULES
 from ..text import terminal_safe
 from .options import RenderOptions, console_for
 
@@ -56,6 +55,8 @@ def _finding_line(f: Finding) -> Text:
 
 def severity_change(f: Finding) -> str | None:
     """When context moved a finding's severity off its rule's default, say so (the message says why)."""
+    from ..rules import RULES  # the catalogue loads with the scan, not with the CLI
+
     rule = RULES.get(f.code)
     if rule is None or rule.severity == f.severity:
         return None
