@@ -56,7 +56,8 @@ def test_small_kimi_scan_imports_only_the_kimi_family(tmp_path: Path, fmt: str) 
     assert "transcript_doctor.stores.kimi.store" in modules  # the scan ran
     for name in NEVER_ON_A_SMALL_SCAN:
         assert _loaded(modules, name) == [], name
-    for family, light in (("eve", ()), ("hermes", ()), ("opencode", ()), ("claude_code", ("records",))):
+    for family, light in (("eve", ()), ("hermes", ()), ("opencode", ()), ("claude_code", ("records",)),
+                         ("codex", ("items",))):
         package = f"transcript_doctor.stores.{family}"
         assert _loaded(modules, package) == sorted([package, f"{package}.sniff", *(f"{package}.{m}" for m in light)])
 
@@ -71,7 +72,7 @@ def test_version_loads_neither_the_scan_nor_a_store(tmp_path: Path) -> None:
 def test_each_lazy_kind_declares_what_its_store_kind_is() -> None:
     lazy = [k for k in kinds().values() if isinstance(k, LazyKind)]
     assert {k.format for k in lazy} >= {"kimi-wire", "hermes-db", "hermes-export", "eve-stream", "opencode-db",
-                                        "opencode-export", "claude-code"}  # fmt: skip
+                                        "opencode-export", "claude-code", "codex-rollout"}  # fmt: skip
     for kind in lazy:
         real = kind.kind
         assert not isinstance(real, LazyKind)
