@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -97,6 +98,34 @@ def plain_select(path: Path) -> tuple[int, float]:
     return count, elapsed
 
 
+def own_query(path: Path) -> tuple[int, float]:
+    """tdoc's own message query (every column it reads) and a JSON parse of the JSON-bearing columns."""
+    import orjson
+
+    from transcript_doctor.stores.hermes.content import JSON_PREFIX
+    from transcript_doctor.stores.hermes.reader import MESSAGE_COLUMNS, Database, open_database
+
+    conn = open_database(path)
+    db = Database(conn)
+    have = set(db.message_columns)
+    select = ", ".join(c if c in have else f"NULL AS {c}" for c in MESSAGE_COLUMNS)
+    content, calls = MESSAGE_COLUMNS.index("content"), MESSAGE_COLUMNS.index("tool_calls")
+    start = time.perf_counter()
+    count = 0
+    cursor = conn.execute(f"SELECT {select} FROM messages ORDER BY session_id, id")
+    while batch := cursor.fetchmany(512):
+        for values in batch:
+            count += 1
+            text = values[content]
+            if isinstance(text, str) and text.startswith(JSON_PREFIX):
+                orjson.loads(text[len(JSON_PREFIX):])
+            if values[calls]:
+                orjson.loads(values[calls])
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return count, elapsed
+
+
 def tdoc_scan(path: Path) -> tuple[int, int, float]:
     from transcript_doctor.core import ScanConfig, scan
 
@@ -115,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-session", type=int, default=100)
     parser.add_argument("--db", type=Path, help="where to build the database (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of own query / scan")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or Path(tmp) / "state.db"
@@ -126,10 +156,21 @@ def main(argv: list[str] | None = None) -> int:
               f"{path.stat().st_size / 1e6:.1f} MB)")
         rows, select_s = plain_select(path)
         print(f"plain SELECT : {rows:>9,} rows in {select_s:6.2f}s = {rows / select_s:>12,.0f} rows/s")
-        records, findings, scan_s = tdoc_scan(path)
+        ratios, own_times, scan_times = [], [], []
+        for _ in range(args.rounds):  # interleaved, so machine drift touches both alike
+            rows, own_s = own_query(path)
+            records, findings, scan_s = tdoc_scan(path)
+            ratios.append(scan_s / own_s)
+            own_times.append(own_s)
+            scan_times.append(scan_s)
+        own_s, scan_s = statistics.median(own_times), statistics.median(scan_times)
+        print(f"own query    : {rows:>9,} rows in {own_s:6.2f}s = {rows / own_s:>12,.0f} rows/s "
+              "(tdoc's SELECT + JSON parse of content and tool_calls)")
         print(f"tdoc scan    : {records:>9,} rows in {scan_s:6.2f}s = {records / scan_s:>12,.0f} rows/s "
               f"({findings:,} findings)")
         print(f"scan / select: {scan_s / select_s:.1f}x the time of reading the rows")
+        print(f"scan / own query: median {statistics.median(ratios):.2f}x over {args.rounds} rounds "
+              f"({min(ratios):.2f}-{max(ratios):.2f}; target <= 2.5)")
         if args.keep and args.db is None:
             kept = Path.cwd() / "bench-state.db"
             path.replace(kept)

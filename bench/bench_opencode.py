@@ -16,11 +16,14 @@ import json
 import resource
 import shutil
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -137,12 +140,36 @@ def existing_sizes(path: Path) -> dict:
     return {"sessions": count["session"], "messages": count["message"], "parts": count["part"]}
 
 
+def own_queries(path: Path) -> float:
+    """tdoc's own per-session message and part queries with an orjson parse of every row's data."""
+    from transcript_doctor.stores.opencode.reader import DbReader, open_db
+
+    conn = open_db(path)
+    reader = DbReader(conn, str(path))
+    started = time.perf_counter()
+    for row in reader.sessions():
+        for _mid, raw in conn.execute(
+            "SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY time_created, id", (row.id,)
+        ):
+            orjson.loads(raw)
+        for _pid, _message, raw in conn.execute(
+            "SELECT id, message_id, CAST(data AS BLOB) FROM part WHERE message_id IN "
+            "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id",
+            (row.id,),
+        ):
+            orjson.loads(raw)
+    seconds = time.perf_counter() - started
+    conn.close()
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--per-session", type=int, default=100)
     ap.add_argument("--db", type=Path, help="use (or build, if missing) this database")
     ap.add_argument("--keep", action="store_true", help="keep the generated database")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of own queries / scan")
     args = ap.parse_args(argv)
     tmp = None
     path = args.db
@@ -156,9 +183,16 @@ def main(argv: list[str] | None = None) -> int:
         sizes["build_seconds"] = round(time.perf_counter() - started, 2)
     if not sizes:
         sizes = existing_sizes(path)
-    started, cpu = time.perf_counter(), time.process_time()
-    report = scan([str(path)], ScanConfig())
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    ratios, walls, cpus, owns = [], [], [], []
+    for _ in range(args.rounds):  # interleaved, so machine drift touches both alike
+        own = own_queries(path)
+        started, cpu = time.perf_counter(), time.process_time()
+        report = scan([str(path)], ScanConfig())
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+        owns.append(own)
+        ratios.append(walls[-1] / own)
+    seconds, cpu, own = statistics.median(walls), statistics.median(cpus), statistics.median(owns)
     (result,) = report.files
     counts: dict[str, int] = {}
     for f in report.findings:
@@ -168,7 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         **sizes,
         "db_bytes": path.stat().st_size,
         "scan_seconds": round(seconds, 2),
-        "scan_cpu_seconds": round(cpu, 2),  # wall time includes waiting for a busy machine's CPUs
+        "scan_cpu_seconds": round(cpu, 2),
+        "own_queries_seconds": round(own, 2),  # the same queries and an orjson parse of every row
+        "scan_vs_own_queries": round(statistics.median(ratios), 2),  # median per-round ratio; target <= 2.5
+        "scan_vs_own_queries_spread": [round(min(ratios), 2), round(max(ratios), 2)],  # wall time includes waiting for a busy machine's CPUs
         "messages_per_second": round(messages / seconds),
         "messages_per_cpu_second": round(messages / cpu),
         "records_per_second": round(result.records / seconds),

@@ -18,7 +18,22 @@ Library API (stable)::
 
 __version__ = "0.1.0"
 
-from .core import Report, ScanConfig, scan  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
 from .model import FileResult, Finding, TdocError  # noqa: E402
+
+if TYPE_CHECKING:
+    from .core import Report, ScanConfig, scan
+
+_CORE = frozenset({"Report", "ScanConfig", "scan"})
+
+
+def __getattr__(name: str) -> Any:
+    """The scan API loads on first use, so `tdoc --version` and `import transcript_doctor.x` stay light."""
+    if name in _CORE:
+        from . import core
+
+        return getattr(core, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["FileResult", "Finding", "Report", "ScanConfig", "TdocError", "__version__", "scan"]

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TextIO
 
 import typer
 from rich.text import Text
@@ -15,12 +15,14 @@ from rich.text import Text
 from . import __version__
 from .cli_help import Group, err
 from .cli_output import deliver, json_text, silence_stdout
-from .config import Settings, load_config, resolve
-from .core import Report, ScanConfig, scan
 from .model import TdocError
 from .reporters import REPORTERS, RenderOptions
 from .stores import Options
 from .stores.options import CodexOptions, KimiOptions, SqliteOptions
+
+if TYPE_CHECKING:  # imported where used: `tdoc --version` loads neither (start-up, issue 20)
+    from .config import Settings
+    from .core import Report, ScanConfig
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
@@ -108,6 +110,8 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 def _settings(config_file: Path | None, no_config: bool, **flags: object) -> Settings:
     """Flags over the configuration file over defaults."""
+    from .config import load_config, resolve
+
     file = load_config(config_file, discover=not no_config)
     return resolve(file, **flags)
 
@@ -174,6 +178,7 @@ def scan_cmd(
     ] = None,
 ) -> None:
     """Report what is poisoned in session stores (local paths, globs, or s3:// and other fsspec URLs)."""
+    from .core import ScanConfig
     fmt = ScanFormat(format).value
     if statistics and fmt not in ("human", "json"):
         raise TdocError("--statistics prints a table (--format human) or a list (--format json)")
@@ -235,6 +240,7 @@ def _progress() -> Any:
 def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage_option: list[str] | None,
               progress: Any) -> Report:  # fmt: skip
     """A local scan, or a fleet scan when a cluster or a storage URL is named."""
+    from .core import scan
     from .fleet.uris import is_url
 
     if cluster is None and not storage_option and not any(is_url(p) for p in paths):
@@ -268,6 +274,7 @@ def sessions_cmd(
     jobs: JobsOpt = None,
 ) -> None:
     """List sessions: id, agent, last activity, size and findings by severity, newest first."""
+    from .core import ScanConfig
     from .reporters.plain_table import plain_table
     from .sessions import as_table, list_sessions
 
@@ -337,6 +344,7 @@ def heal_cmd(
     no_config: NoConfigOpt = False,
 ) -> None:
     """Apply the fixes of the findings: a dry run unless --in-place or --output."""
+    from .core import ScanConfig
     from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions

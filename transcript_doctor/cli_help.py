@@ -7,8 +7,8 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer.core import TyperGroup
 
+from .cli_params import PlainCoercionGroup
 from .model import TdocError
 
 err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
@@ -17,7 +17,7 @@ METAVARS = {"select": "CODES", "ignore": "CODES", "session": "ID", "input_format
             "path": "PATH", "rule": "CODE|NAME", "name": "NAME"}  # fmt: skip
 
 
-class Group(TyperGroup):
+class Group(PlainCoercionGroup):
     """Turns TdocError into one line on stderr and its exit code, under CliRunner too; gives every
     parameter a readable placeholder in the help (PATH..., CODES, N) instead of a Python type."""
 

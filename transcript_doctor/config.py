@@ -31,11 +31,6 @@ from typing import Any
 from .model import SEVERITY_RANK, TdocError
 from .rules.registry import expand_selector
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 KEYS = ("select", "ignore", "fail-on", "unsafe-fixes", "backup-dir", "per-path-ignores")
 
 
@@ -165,6 +160,10 @@ def ignored_codes(per_path: list[tuple[str, list[str]]], path: str, root: Path) 
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: most runs find no configuration file
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

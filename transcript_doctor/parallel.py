@@ -9,21 +9,20 @@ inputs it took down are rescanned one at a time, and the one that kills its proc
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from .model import FileResult, TdocError
 from .text import excerpt
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pool machinery loads only when a pool is started (start-up, issue 20)
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from .core import ScanConfig
 
 Input = tuple[Path, str]
@@ -158,6 +157,8 @@ def _pool_round(
     worker: Worker,
 ) -> list[int]:
     """Scan `indexes` in a pool of `workers`; returns the indexes lost to a worker that died."""
+    from concurrent.futures.process import BrokenProcessPool
+
     lost: list[int] = []
     with _executor(workers) as pool:
         futures: list[tuple[list[int], Future[list[FileResult]]]] = []
@@ -197,6 +198,8 @@ def _isolate(
     one that killed the process: it is reported, and a new worker goes on after it. After
     MAX_WORKER_DEATHS such deaths the rest are scanned in this process.
     """
+    from concurrent.futures.process import BrokenProcessPool
+
     deaths = 0
     while pending and deaths < MAX_WORKER_DEATHS:
         done = 0
@@ -227,6 +230,9 @@ def _submit(
     pool: ProcessPoolExecutor, worker: Worker, chunk: list[Input], config: ScanConfig
 ) -> Future[list[FileResult]]:
     """Submit a chunk; a pool that broke already gives a future that fails the same way."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return pool.submit(worker, chunk, config)
     except BrokenProcessPool as exc:
@@ -246,6 +252,8 @@ def _scan_chunk(chunk: list[Input], config: ScanConfig) -> list[FileResult]:
 
 
 def _executor(workers: int) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker)
 
 
@@ -253,6 +261,8 @@ def _context() -> multiprocessing.context.BaseContext:
     """On Linux, `fork` while this process has a single thread (cheapest: workers inherit everything
     loaded). With other threads alive (a progress bar) forking is unsafe: then a fork server that
     has imported tdoc once, or `spawn` where there is none (and on macOS, where fork is unsafe)."""
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
@@ -269,13 +279,15 @@ def _preload_modules() -> list[str]:
     try:
         from .stores import kinds
 
-        modules += sorted({type(kind).__module__ for kind in kinds().values()})
+        modules += sorted({getattr(kind, "module", type(kind).__module__) for kind in kinds().values()})
     except Exception:  # noqa: S110 - workers report it per input
         pass
     return modules
 
 
 def _init_worker() -> None:
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
         from .stores import kinds

@@ -8,11 +8,13 @@ formats use (colour and `--quiet` for `human`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..core import Report
 from . import github, human, json_report, ndjson, sarif
 from .options import RenderOptions
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
 
 Reporter = Callable[..., None]  # (report, out, options: RenderOptions | None = None)
 

@@ -11,13 +11,15 @@ escaped as `\\uXXXX` by the same function the human report uses.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..core import Report
 from ..encode import printable
 from ..model import FileResult, Finding
 from ..text import terminal_safe
 from .sarif import repo_relative
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -6,16 +6,17 @@ after `terminal_safe` has escaped control characters.
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from ..core import Report
 from ..model import SEVERITY_RANK, FileResult, Finding
-from ..rules import RULES
 from ..text import terminal_safe
 from .options import RenderOptions, console_for
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -54,6 +55,8 @@ def _finding_line(f: Finding) -> Text:
 
 def severity_change(f: Finding) -> str | None:
     """When context moved a finding's severity off its rule's default, say so (the message says why)."""
+    from ..rules import RULES  # the catalogue loads with the scan, not with the CLI
+
     rule = RULES.get(f.code)
     if rule is None or rule.severity == f.severity:
         return None

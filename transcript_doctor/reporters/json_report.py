@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..core import Report
 from ..encode import dumps
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
 
 
 def render(report: Report, out: TextIO) -> None:

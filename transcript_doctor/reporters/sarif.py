@@ -13,14 +13,16 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from .. import __version__
-from ..core import Report
 from ..encode import dumps
 from ..model import FileResult, Finding
-from ..rules import RULES, Rule
+
+if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from ..core import Report
+    from ..rules import Rule
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -36,6 +38,8 @@ def render(report: Report, out: TextIO) -> None:
 def to_sarif(report: Report, base: Path | None = None) -> dict[str, Any]:
     """The SARIF log of a report; paths are made relative to `base` (default: the working directory)."""
     base = (base or Path.cwd()).resolve()
+    from ..rules import RULES
+
     rules = sorted(RULES.values(), key=lambda r: r.code)
     index = {rule.code: i for i, rule in enumerate(rules)}
     artifacts = {fr.path: i for i, fr in enumerate(report.files)}
@@ -171,12 +175,12 @@ def fingerprint(f: Finding, base: Path) -> str:
 def failed_run(message: str, out: TextIO) -> None:
     """A valid SARIF log for a scan that could not start (no input, a bad selector): no results,
     one error notification that says why, so `upload-sarif` shows the cause instead of failing."""
-    log = to_sarif(_EMPTY)
+    from ..core import Report
+
+    log = to_sarif(Report([]))
     invocation = log["runs"][0]["invocations"][0]
     invocation["executionSuccessful"] = False
     invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": message}}]
     out.write(dumps(log, indent=True))
     out.write("\n")
 
-
-_EMPTY = Report([])

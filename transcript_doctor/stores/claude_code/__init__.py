@@ -1,5 +1,9 @@
-"""Claude Code session transcripts: reader, resume replay, checks and heal (docs/claude-code.md)."""
+"""Claude Code session transcripts: reader, resume replay, checks and heal (docs/claude-code.md).
 
-from .store import ClaudeCodeKind
+Discovery imports only the sniffer; `store.py` loads when a file matches.
+"""
 
-KINDS = (ClaudeCodeKind(),)
+from ..lazy import LazyKind
+from .sniff import sniff_transcript
+
+KINDS = (LazyKind("claude-code", "claude-code", sniff_transcript, f"{__name__}.store:ClaudeCodeKind", jsonl=True),)

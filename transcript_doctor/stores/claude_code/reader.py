@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import json
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -25,17 +24,11 @@ from typing import Any
 import orjson
 
 from ...model import TdocError
-from .records import Names, Record, looks_like_claude_code, make_record
+from .records import Names, Record, make_record
+from .sniff import sniff as sniff  # where callers have looked for it
 
 BUFFER = 1 << 20
-_SNIFF_LINES = 8
 _DECODER = json.JSONDecoder()
-# The start of a first line too long for the sniffed head: Claude Code writes `parentUuid` first on
-# chain records and `type` first on the others.
-_LONG_HEAD = re.compile(
-    rb'\s*\{"(?:parentUuid"\s*:\s*(?:null|"[^"]{1,100}")\s*,\s*"(?:isSidechain|logicalParentUuid)"'
-    rb'|type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|last-prompt|permission-mode)")'
-)
 
 
 @dataclass
@@ -79,26 +72,6 @@ def _line_of(rec: Record) -> int:
     return rec.line
 
 
-def sniff(head: bytes) -> bool:
-    """Whether the first records in `head` are Claude Code transcript records."""
-    lines = head.split(b"\n")
-    complete = lines[:-1] if len(lines) > 1 else []
-    seen = 0
-    for raw in complete:
-        if not raw.strip():
-            continue
-        seen += 1
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            obj = None
-        if looks_like_claude_code(obj):
-            return True
-        if seen >= _SNIFF_LINES:
-            return False
-    if complete:
-        return False
-    return bool(_LONG_HEAD.match(lines[-1]))
 
 
 @contextmanager

@@ -17,8 +17,9 @@ from ..base import HealOptions, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
-from .reader import Transcript, freeze_index, gc_paused, read_transcript, refreeze, sniff, thaw_index
+from .reader import Transcript, freeze_index, gc_paused, read_transcript, refreeze, thaw_index
 from .resume import FORMAT, Resume
+from .sniff import sniff_transcript
 from .subagents import parent_link
 
 ALL_CODES = frozenset(SHARED_CODES | {"F501", "F502", "F509", "C206", "W110", "T405", "E601"})
@@ -118,7 +119,7 @@ class ClaudeCodeKind(StoreKind):
     jsonl = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        return sniff(head)
+        return sniff_transcript(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         fingerprint = Fingerprint.of(path) if options.fingerprint else None

@@ -1,7 +1,11 @@
-"""Codex CLI rollouts (`~/.codex/sessions/**/rollout-*.jsonl`), rebuilt the way Codex resumes them."""
+"""Codex CLI rollouts (`~/.codex/sessions/**/rollout-*.jsonl`), rebuilt the way Codex resumes them.
 
-from .store import CodexKind, CodexStore
+Discovery imports only the sniffer; `store.py` loads when a file matches.
+"""
 
-KINDS = [CodexKind()]
+from ..lazy import LazyKind
+from .sniff import sniff
 
-__all__ = ["KINDS", "CodexKind", "CodexStore"]
+KINDS = [LazyKind("codex-rollout", "codex", sniff, f"{__name__}.store:CodexKind", jsonl=True)]
+
+__all__ = ["KINDS"]

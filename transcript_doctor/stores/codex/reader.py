@@ -23,9 +23,9 @@ import orjson
 from ...model import TdocError
 from .issues import Issue, payload_issues
 from .items import API_KINDS, Item, make_item
+from .sniff import sniff as sniff  # where callers have looked for it
 
 READ_BUFFER = 1 << 20
-LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 ERROR_EVENTS = frozenset({"error", "stream_error"})
 
 
@@ -220,19 +220,3 @@ def _legacy(state: Rollout, obj: dict[str, Any], line: int, keep: bool) -> None:
         _meta(state, obj)
 
 
-def sniff(path: Path, head: bytes) -> bool:
-    """A rollout's first readable line is a typed envelope with a payload (or, by name, a legacy one)."""
-    for raw in head.split(b"\n")[:5]:
-        if not raw.strip():
-            continue
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue  # a long first line cut by the head, or a broken one: try the next
-        if not isinstance(obj, dict):
-            return False
-        if obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict):
-            return True
-        legacy = path.name.startswith("rollout-") and path.suffix == ".jsonl"
-        return legacy and ("id" in obj and "timestamp" in obj and "type" not in obj or obj.get("type") in API_KINDS)
-    return b'"type":"session_meta","payload":' in head[:4096]

@@ -14,9 +14,10 @@ from ..options import CodexOptions
 from .convert import conversation
 from .edits import CodexEditor
 from .native import integrity_findings, locate_at, recorded_errors, store_findings
-from .reader import Rollout, collector_paused, read_rollout, sniff
+from .reader import Rollout, collector_paused, read_rollout
 from .reconstruct import CODEX_TARGET, RAW_TARGET, History, Request, normalise, rebuild
 from .replay import replay_object
+from .sniff import sniff
 
 FORMAT = "codex-rollout"
 TARGETS = (CODEX_TARGET, RAW_TARGET)

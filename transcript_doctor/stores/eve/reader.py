@@ -9,68 +9,18 @@ with no usable record at all is an error.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ... import values
 from ...model import TdocError
 from .builder import Builder
+from .sniff import V26, shape_of
+from .sniff import sniff as sniff  # where callers have looked for it
 from .turns import Problem, Stream
-from .v26 import EVENT_TYPES, V26Decoder
-from .v27 import FACT_TYPES, V27Decoder, record_shape
-
-V26 = "<=26"
-V27 = "27"
-_SNIFF_LINES = 5
-# The start of a first line too long to fit in the sniffed head.
-_HEAD_V26 = re.compile(rb'\s*\{\s*"type"\s*:\s*"([a-z.]+)"')
-_HEAD_V27 = re.compile(rb'\s*\{\s*"(?:at"\s*:\s*"[^"]*"\s*,\s*"facts|progress)"\s*:')
-
-
-def shape_of(record: Any) -> str | None:
-    """Which stream format a parsed line belongs to, if any."""
-    if not isinstance(record, dict):
-        return None
-    if isinstance(record.get("type"), str) and "facts" not in record:
-        return V26
-    if record_shape(record):
-        return V27
-    return None
-
-
-def sniff(head: bytes) -> bool:
-    """Whether the first records in `head` are eve stream records of a known event type."""
-    lines = head.split(b"\n")
-    complete = lines[:-1] if len(lines) > 1 else []
-    tried = 0
-    for raw in complete:
-        if not raw.strip():
-            continue
-        try:
-            return _known(orjson.loads(raw))
-        except orjson.JSONDecodeError:
-            tried += 1  # a corrupt first line: decide on the next one
-            if tried >= _SNIFF_LINES:
-                return False
-    tail = lines[-1]
-    m = _HEAD_V26.match(tail)
-    if m:
-        return m.group(1).decode() in EVENT_TYPES
-    return bool(_HEAD_V27.match(tail))
-
-
-def _known(record: Any) -> bool:
-    shape = shape_of(record)
-    if shape == V26:
-        return record["type"] in EVENT_TYPES
-    if shape == V27:
-        facts = record.get("facts") if "facts" in record else [record.get("progress")]
-        return isinstance(facts, list) and any(isinstance(f, dict) and f.get("type") in FACT_TYPES for f in facts)
-    return False
+from .v26 import V26Decoder
+from .v27 import V27Decoder
 
 
 def _lines(path: Path) -> Iterator[tuple[int, int, bytes, bool]]:

@@ -11,8 +11,9 @@ from ...heal.plan import HealPlan
 from ...model import Finding
 from ..base import HealOptions, Options, Store, StoreKind
 from .checks import native_findings as eve_findings
-from .reader import read_stream, sniff
+from .reader import read_stream
 from .replay import replay
+from .sniff import sniff_stream
 from .turns import Stream
 
 FORMAT = "eve-stream"
@@ -54,7 +55,7 @@ class EveKind(StoreKind):
     jsonl = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        return sniff(head)
+        return sniff_stream(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         return EveStore(path, display, read_stream(path, display))

@@ -12,18 +12,7 @@ from typing import Any
 
 from .builder import Builder
 from .events import dict_or_empty, failure, input_text, is_human_kind, key_of, opt_str, text_of
-
-EVENT_TYPES = frozenset(
-    {
-        "session.started", "turn.started", "message.received", "step.started", "action.input.appended",
-        "actions.requested", "action.partial", "action.result", "input.requested", "input.resolved",
-        "task.started", "task.settled", "task.detached", "reasoning.appended", "reasoning.completed",
-        "message.appended", "message.completed", "result.completed", "compaction.requested",
-        "compaction.completed", "context.cleared", "authorization.required", "authorization.completed",
-        "step.completed", "step.failed", "turn.completed", "turn.failed", "turn.cancelled",
-        "session.waiting", "session.failed", "session.completed",
-    }
-)  # fmt: skip
+from .sniff import EVENT_TYPES as EVENT_TYPES  # the record types this decoder reads
 
 
 class V26Decoder:

@@ -12,17 +12,8 @@ from typing import Any
 
 from .builder import Builder
 from .events import dict_or_empty, failure, input_text, is_human_kind, key_of, opt_str
+from .sniff import FACT_TYPES as FACT_TYPES  # the record types this decoder reads
 from .turns import Step
-
-FACT_TYPES = frozenset(
-    {
-        "session.started", "session.ended", "turn.started", "turn.settled", "turn.resumed",
-        "delivery.admitted", "delivery.consumed", "delivery.settled", "message.received",
-        "model.requested", "model.started", "model.settled", "usage.recorded",
-        "content.delta", "content.completed", "call.requested", "call.started", "call.settled",
-        "context.started", "context.settled",
-    }
-)  # fmt: skip
 
 _HUMAN_DELIVERIES = ("delivery.consumed", "message.received")
 
@@ -183,7 +174,3 @@ class V27Decoder:
         raw = opt_str(data.get("kind")) or opt_str(data.get("operation")) or "compaction"
         op = "clear" if raw.startswith("clear") else "compaction"
         self.b.context_op(turn, op, status, opt_str(data.get("summary")))
-
-
-def record_shape(record: dict[str, Any]) -> bool:
-    return "facts" in record or isinstance(record.get("progress"), dict)

@@ -1,11 +1,16 @@
 """Hermes agent stores: `state.db` (every schema generation v6 … v30) and the session export.
 
 Detection is by content: a SQLite file with Hermes' `sessions`/`messages` tables, or JSONL whose
-lines are exported session objects. See `docs/hermes.md`.
+lines are exported session objects. See `docs/hermes.md`. Discovery imports only the sniffers;
+`store.py` loads when a file matches.
 """
 
 from __future__ import annotations
 
-from .store import HermesDbKind, HermesExportKind
+from ..lazy import LazyKind
+from .sniff import sniff_db, sniff_export
 
-KINDS = [HermesDbKind(), HermesExportKind()]
+KINDS = [
+    LazyKind("hermes-db", "hermes", sniff_db, f"{__name__}.store:HermesDbKind"),
+    LazyKind("hermes-export", "hermes", sniff_export, f"{__name__}.store:HermesExportKind", jsonl=True),
+]

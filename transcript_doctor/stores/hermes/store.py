@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...errors import sqlite_failure
-from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
+from ...fixes.sqlite import columns, integrity_problems
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
@@ -20,6 +19,7 @@ from . import plan
 from .checks import SessionScan, scan_session, session_pass
 from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
 from .replay import replay_session
+from .sniff import sniff_db, sniff_export
 
 
 class HermesDbStore(Store):
@@ -177,24 +177,10 @@ class HermesDbKind(StoreKind):
     system = "hermes"
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        if not head.startswith(SQLITE_MAGIC):
-            return False
-        try:
-            conn = open_database(path)
-        except TdocError:
-            return False
-        try:
-            return is_hermes_schema(conn)
-        except sqlite3.DatabaseError:
-            return False
-        finally:
-            conn.close()
+        return sniff_db(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         return HermesDbStore(path, display, options)
-
-
-_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"id"\s*:\s*"[^"\n]{1,200}"\s*,\s*"source"\s*:')
 
 
 class HermesExportKind(StoreKind):
@@ -203,10 +189,7 @@ class HermesExportKind(StoreKind):
     jsonl = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        first = head.split(b"\n", 1)[0]
-        if not _EXPORT_HEAD.match(first):
-            return False
-        return b'"messages"' in first or len(first) == len(head)
+        return sniff_export(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         from .export import HermesExportStore

@@ -1,7 +1,11 @@
-"""kimi-code agent-core wire journals (`wire.jsonl`), replayed by both engines (v1 and v2); see `docs/kimi-code.md`."""
+"""kimi-code agent-core wire journals (`wire.jsonl`), replayed by both engines (v1 and v2); see `docs/kimi-code.md`.
 
-from .store import KimiKind, KimiStore
+Discovery imports only the sniffer; `store.py` (and the replay under it) loads when a file matches.
+"""
 
-KINDS = [KimiKind()]
+from ..lazy import LazyKind
+from .sniff import sniff_wire
 
-__all__ = ["KINDS", "KimiKind", "KimiStore"]
+KINDS = [LazyKind("kimi-wire", "kimi", sniff_wire, f"{__name__}.store:KimiKind", jsonl=True)]
+
+__all__ = ["KINDS"]

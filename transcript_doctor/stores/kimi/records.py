@@ -7,11 +7,12 @@ that fails it (as its zod schemas do); engine v1 applies it anyway (or fails); F
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from ...schema import load
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 HISTORY_TYPES = (
     "context.append_message",
@@ -25,6 +26,8 @@ HISTORY_TYPES = (
 
 @lru_cache(maxsize=None)
 def _validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # only when a fast check is unsure (it costs start-up)
+
     root = load("kimi-wire")
     return Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": root["$defs"]})
 

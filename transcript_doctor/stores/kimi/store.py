@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ...conversation import Conversation
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
@@ -17,10 +15,8 @@ from ..base import HealOptions, Options, Store, StoreKind
 from ..options import KimiOptions
 from . import checks
 from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
+from .sniff import journal_members, sniff_wire
 from .steps import StepRecords
-
-# Record types only kimi-code journals carry; a header-less journal is recognised by these.
-_KIMI_TYPES = (b'"context.append_message"', b'"context.append_loop_event"', b'"turn.prompt"', b'"config.update"')
 
 
 @dataclass
@@ -130,20 +126,7 @@ class KimiKind(StoreKind):
     jsonl = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        if head.startswith(b"PK\x03\x04"):
-            return _zip_has_journal(path)
-        first = _first_line(head)
-        if first is None:
-            return False
-        try:
-            obj = orjson.loads(first)
-        except orjson.JSONDecodeError:
-            return False  # a journal's first line is always a whole JSON record (pretty JSON is not)
-        if not isinstance(obj, dict):
-            return False
-        if obj.get("type") == "metadata" and "protocol_version" in obj:
-            return True
-        return isinstance(obj.get("type"), str) and any(t in head for t in _KIMI_TYPES)
+        return sniff_wire(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         if zipfile.is_zipfile(path):
@@ -161,32 +144,11 @@ class KimiKind(StoreKind):
         return KimiStore(path, display, [Session(agent, None, state)], readonly=False)
 
 
-def _first_line(head: bytes) -> bytes | None:
-    for line in head.split(b"\n"):
-        if line.strip():
-            return line.strip()
-    return None
-
-
-def _journal_members(zf: zipfile.ZipFile) -> list[str]:
-    return sorted(
-        n for n in zf.namelist() if n.endswith("/wire.jsonl") and "/agents/" in f"/{n}" and not n.startswith("__MACOSX")
-    )
-
-
-def _zip_has_journal(path: Path) -> bool:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return "manifest.json" in zf.namelist() and bool(_journal_members(zf))
-    except (zipfile.BadZipFile, OSError):
-        return False
-
-
 def _open_zip(path: Path, display: str, full: bool) -> KimiStore:
     try:
         with zipfile.ZipFile(path) as zf:
             sessions = []
-            for member in _journal_members(zf):
+            for member in journal_members(zf.namelist()):
                 agent = member.rstrip("/").split("/")[-2]
                 with zf.open(member) as fh:
                     sessions.append(Session(agent, member, replay_stream(Path(member), fh, full=full)))

@@ -6,6 +6,8 @@ raises a floor. `foldedLength` is the length the reducer believes the live histo
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Any
 
 from . import compaction as cx
@@ -45,28 +47,82 @@ def _summary_text_v2(record: dict[str, Any]) -> str:
     return ""
 
 
-def _users_since(entries: list[Msg], floor: int) -> list[Msg]:
+class View:
+    """The light view a compaction left: kept users (oldest first), then its marker.
+
+    `pre[k]` is the running token estimate before `kept[k]` (`pre[-1]`: after the last), so the
+    newest users' estimates sum by subtraction. The next compaction walks only what came after the
+    marker: undo stops at a compaction marker and a clear raises the floor past it, so the kept
+    users and the marker are still the first entries while the floor is 0 and the marker sits
+    right after them.
+    """
+
+    __slots__ = ("kept", "marker", "pre")
+
+    def __init__(self, kept: list[Msg], marker: Msg, pre: list[int]) -> None:
+        self.kept, self.marker, self.pre = kept, marker, pre
+
+    def holds(self, entries: list[Msg], floor: int) -> bool:
+        n = len(self.kept)
+        return floor == 0 and len(entries) > n and entries[n] is self.marker
+
+
+def _cost(m: Msg) -> int:
+    return m.get("_est") or cx.est_message(m)
+
+
+def _new_users(entries: list[Msg], start: int) -> list[Msg]:
+    return [m for m in entries[start:] if m.get("role") == "user" and cx.is_real_user_input(m)]
+
+
+def users_since(entries: list[Msg], floor: int, view: View | None) -> list[Msg]:
+    """`compactable_users(entries, floor)`, reusing the kept users of a view that still holds."""
+    if view is not None and view.holds(entries, floor):
+        return view.kept + _new_users(entries, len(view.kept) + 1)
     return cx.compactable_users(entries, floor)
 
 
-def compacted_view(entries: list[Msg], floor: int) -> list[Msg]:
+def compacted_view(entries: list[Msg], floor: int, view: View | None = None) -> tuple[list[Msg], View]:
     """What a reducer can still need once a compaction marker is its last entry (light mode).
 
     Undo stops at the marker, so nothing before it is walked again; a later compaction's fallback
-    `foldedLength` needs only the newest compactable users up to the token budget.
+    `foldedLength` needs only the newest compactable users up to the token budget. With the
+    previous view (`view`) still in place, only the entries after its marker are walked.
     """
-    keep: list[Msg] = []
+    reuse = view is not None and view.holds(entries, floor)
+    stop = len(view.kept) + 1 if reuse and view is not None else floor
+    fresh: list[Msg] = []  # newest first
     total = 0
-    for i in range(len(entries) - 2, floor - 1, -1):
+    full = False
+    for i in range(len(entries) - 2, stop - 1, -1):
         m = entries[i]
         if m.get("role") == "user" and cx.is_real_user_input(m):
-            keep.append(m)
-            total += m.get("_est") or cx.est_message(m)
+            fresh.append(m)
+            total += _cost(m)
             if total >= cx.MAX_USER_TOKENS:
+                full = True
                 break
-    keep.reverse()
-    keep.append(entries[-1])
-    return keep
+    fresh.reverse()
+    marker = entries[-1]
+    if reuse and view is not None and not full:
+        kept, pre = _newest_within(view, total)
+    else:
+        kept, pre = [], [0]
+    base = pre[-1]
+    pre.extend(accumulate((_cost(m) for m in fresh), initial=base))
+    pre.pop(len(pre) - len(fresh) - 1)  # `initial` repeated the base
+    kept = kept + fresh
+    return [*kept, marker], View(kept, marker, pre)
+
+
+def _newest_within(view: View, total: int) -> tuple[list[Msg], list[int]]:
+    """The previous view's newest kept users a walk would take on top of `total` tokens: users
+    are taken newest first until the running total reaches the budget (the one reaching it too)."""
+    pre, n = view.pre, len(view.kept)
+    target = pre[n] + total - cx.MAX_USER_TOKENS
+    k = bisect_right(pre, target, 0, n) - 1  # the latest start whose suffix reaches the budget
+    k = max(k, 0)
+    return view.kept[k:], pre[k:]
 
 
 class TranscriptV2:
@@ -76,6 +132,7 @@ class TranscriptV2:
         self.sink = CountingSink(self.entries)
         self.fold = LoopFold(self.sink, light=light)
         self.clear_floor = 0
+        self.view: View | None = None  # the last light compaction's view
 
     @property
     def folded_length(self) -> int:
@@ -100,12 +157,13 @@ class TranscriptV2:
             self.fold.settle(line)
         else:
             self.fold.reset()
-        entries, floor = self.entries, self.clear_floor
+        entries, floor, view = self.entries, self.clear_floor, self.view
         v2_view = {k: v for k, v in record.items() if k != "count"}
-        self.sink.folded = cx.recover_folded_length(v2_view, lambda: _users_since(entries, floor), self.sink.folded)
+        self.sink.folded = cx.recover_folded_length(v2_view, lambda: users_since(entries, floor, view),
+                                                    self.sink.folded)  # fmt: skip
         self.entries.append(_marker(_summary_text_v2(record), line))
         if self.light:
-            self.entries[:] = compacted_view(self.entries, self.clear_floor)
+            self.entries[:], self.view = compacted_view(self.entries, self.clear_floor, self.view)
             self.clear_floor = 0
 
     def _undo(self, count: int) -> None:
@@ -146,6 +204,7 @@ class TranscriptV1(EngineV1):
         super().__init__(light=light)
         self.folded = 0
         self.clear_floor = 0
+        self.view: View | None = None  # the last light compaction's view
 
     @property
     def entries(self) -> list[Msg]:
@@ -173,14 +232,14 @@ class TranscriptV1(EngineV1):
         """Unknown steps are ignored by the transcript reducer."""
 
     def _transcript_compaction(self, record: dict[str, Any], line: int) -> None:
-        history, floor = self.history, self.clear_floor
-        self.folded = cx.recover_folded_length(record, lambda: _users_since(history, floor), self.folded, v1=True)
+        history, floor, view = self.history, self.clear_floor, self.view
+        self.folded = cx.recover_folded_length(record, lambda: users_since(history, floor, view), self.folded, v1=True)
         marker = cx.summary_message(record.get("summary"))  # the raw summary, an object included
         marker["_src"] = ("rec", line)
         self.history.append(marker)
         self.reset()
         if self.light:
-            self.history[:] = compacted_view(self.history, self.clear_floor)
+            self.history[:], self.view = compacted_view(self.history, self.clear_floor, self.view)
             self.clear_floor = 0
 
     def _transcript_undo(self, data: dict[str, Any], line: int) -> None:

@@ -1,7 +1,14 @@
-"""OpenCode session stores: `opencode.db` (SQLite) and `opencode export` JSON (see `docs/opencode.md`)."""
+"""OpenCode session stores: `opencode.db` (SQLite) and `opencode export` JSON (see `docs/opencode.md`).
 
-from .store import OpencodeDbKind, OpencodeDbStore, OpencodeExportKind, OpencodeExportStore
+Discovery imports only the sniffers; `store.py` loads when a file matches.
+"""
 
-KINDS = [OpencodeDbKind(), OpencodeExportKind()]
+from ..lazy import LazyKind
+from .sniff import sniff_db, sniff_export
 
-__all__ = ["KINDS", "OpencodeDbKind", "OpencodeDbStore", "OpencodeExportKind", "OpencodeExportStore"]
+KINDS = [
+    LazyKind("opencode-db", "opencode", sniff_db, f"{__name__}.store:OpencodeDbKind"),
+    LazyKind("opencode-export", "opencode", sniff_export, f"{__name__}.store:OpencodeExportKind"),
+]
+
+__all__ = ["KINDS"]

@@ -219,14 +219,6 @@ class DbReader:
 # --------------------------------------------------------------------------- export JSON
 
 
-def looks_like_export(head: bytes) -> bool:
-    """An `opencode export` document: an object whose session `info` has a `ses_` id and `messages`."""
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not text.startswith(b"{"):
-        return False
-    return b'"messages"' in text and b'"info"' in text and b'"ses_' in text
-
-
 class _Walker:
     """Decode a JSON document while recording where selected values start and end."""
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ...conversation import Conversation
 from ...fixes.fingerprint import Fingerprint
-from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems
+from ...fixes.sqlite import integrity_problems
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules import finding
@@ -23,11 +22,11 @@ from .reader import (
     DbReader,
     OcSession,
     SessionRow,
-    looks_like_export,
     open_db,
     parse_export,
 )
 from .runs import SessionView, analyse
+from .sniff import sniff_db, sniff_export
 
 SYSTEM = "opencode"
 
@@ -184,19 +183,7 @@ class OpencodeDbKind(StoreKind):
     system = SYSTEM
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        if not head.startswith(SQLITE_MAGIC):
-            return False
-        try:
-            conn = open_db(path)
-        except TdocError:
-            return False
-        try:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError:
-            return False
-        finally:
-            conn.close()
-        return {MESSAGE_TABLE, PART_TABLE} <= names
+        return sniff_db(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         return OpencodeDbStore(path, display, options)
@@ -207,7 +194,7 @@ class OpencodeExportKind(StoreKind):
     system = SYSTEM
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        return looks_like_export(head)
+        return sniff_export(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
         return OpencodeExportStore(path, display, options)

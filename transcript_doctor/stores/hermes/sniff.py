@@ -1,0 +1,40 @@
+"""Whether a file is a Hermes `state.db` or session export, by its first bytes.
+
+Imported by the package at discovery, before any file has matched: the database check opens the
+file (and imports the reader) only when the head is SQLite's.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from ...fixes.sqlite import SQLITE_MAGIC
+
+_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"id"\s*:\s*"[^"\n]{1,200}"\s*,\s*"source"\s*:')
+
+
+def sniff_db(path: Path, head: bytes) -> bool:
+    if not head.startswith(SQLITE_MAGIC):
+        return False
+    from ...model import TdocError
+    from .reader import is_hermes_schema, open_database
+
+    try:
+        conn = open_database(path)
+    except TdocError:
+        return False
+    try:
+        return is_hermes_schema(conn)
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+
+
+def sniff_export(path: Path, head: bytes) -> bool:
+    first = head.split(b"\n", 1)[0]
+    if not _EXPORT_HEAD.match(first):
+        return False
+    return b'"messages"' in first or len(first) == len(head)
