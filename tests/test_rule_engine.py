@@ -121,7 +121,7 @@ SEED = Path(__file__).resolve().parent.parent / "fixtures" / "kimi-code" / "gold
 
 def test_kimi_builds_the_c201_fix_only_when_c201_is_selected(monkeypatch: pytest.MonkeyPatch) -> None:
     """Building the C201 fix re-reads the journal line it rewrites; --select W101 must not."""
-    from transcript_doctor.stores.kimi import plan
+    from transcript_doctor.stores.kimi.replay import step_edits as plan
 
     reads: list[int] = []
     real = plan.read_line

@@ -15,9 +15,9 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcript_doctor.stores.kimi.jsnum import _stringify, js_stringify
-from transcript_doctor.stores.kimi.messages import public
-from transcript_doctor.stores.kimi.replay import replay_stream
+from transcript_doctor.stores.kimi.engines.messages import public
+from transcript_doctor.stores.kimi.read.js_stringify import _stringify, js_stringify
+from transcript_doctor.stores.kimi.replay.driver import replay_stream
 
 from .snapshots import snapshot
 from .strategies import journals
@@ -87,7 +87,7 @@ def test_hot_path_leaves_the_state_of_the_general_path(data: bytes, edits: list)
 
 def test_the_hot_path_takes_the_common_records() -> None:
     """Guard against a hot path that silently never runs (the equivalence test would still pass)."""
-    from transcript_doctor.stores.kimi import route
+    from transcript_doctor.stores.kimi.replay import hot_path as route
 
     taken = []
     original = route.HotPath.take

@@ -14,9 +14,9 @@ from ...conversation import Conversation
 from ...model import Finding, TdocError
 from ..base import HealOptions, HealResult, Options, Store, StoreKind
 from ..options import KimiOptions
-from . import checks
-from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
-from .steps import StepRecords
+from .checks import suite as checks
+from .replay.driver import KimiReplay, projected, replay_file, replay_object, replay_stream
+from .replay.step_index import StepRecords
 
 # Record types only kimi-code journals carry; a header-less journal is recognised by these.
 _KIMI_TYPES = (b'"context.append_message"', b'"context.append_loop_event"', b'"turn.prompt"', b'"config.update"')
@@ -87,7 +87,7 @@ class KimiStore(Store):
     def heal(self, findings: list, options: HealOptions) -> HealResult:
         if self.readonly:
             raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")
-        from .heal import heal_store
+        from .heal.driver import heal_store
 
         return heal_store(self, findings, options)
 

@@ -6,11 +6,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ...fixes.atomic import Fingerprint, backup_path_for, check_writable, make_backup, write_atomic
-from ...fixes.jsonl import LinePlan, apply_lines, unified_diff
-from ...model import RefusedError, TdocError
-from ..base import HealOptions, HealResult
-from .reader import READ_BUFFER
+from ....fixes.atomic import Fingerprint, backup_path_for, check_writable, make_backup, write_atomic
+from ....fixes.jsonl import LinePlan, apply_lines, unified_diff
+from ....model import RefusedError, TdocError
+from ...base import HealOptions, HealResult
+from ..read.reader import READ_BUFFER
 
 
 def write_healed(store: Any, state: Any, plan: LinePlan, options: HealOptions, result: HealResult,

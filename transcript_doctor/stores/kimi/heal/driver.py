@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...fixes.jsonl import LinePlan, iter_applied
-from ...model import Edit, Finding, TdocError
-from ..base import HealOptions, HealResult
-from .heal_plan import KimiPlan, initial_plan
-from .heal_verify import verify_plan
-from .replay import KimiReplay, replay_stream
+from ....fixes.jsonl import LinePlan, iter_applied
+from ....model import Edit, Finding, TdocError
+from ...base import HealOptions, HealResult
+from ..replay.driver import KimiReplay, replay_stream
+from .plan import KimiPlan, initial_plan
+from .verify import verify_plan
 
 STEP_CODES = ("W101", "C203", "C201")
 
@@ -68,7 +68,7 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 
 
 def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> HealResult:
-    from .heal_write import write_healed
+    from .write import write_healed
 
     session = store.sessions[0]
     state = session.replay
@@ -102,8 +102,8 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
 
 def _check_healed(store: Any, session: Any, healed: KimiReplay) -> list[Finding]:
     """The findings of the healed journal, from the replay that verified it."""
-    from ...core import ScanConfig, check_store
-    from .store import KimiStore, Session
+    from ....core import ScanConfig, check_store
+    from ..store import KimiStore, Session
 
     if healed.engines_only:
         raise TdocError(f"{store.display}: internal: the heal kept no checkable replay; nothing written")
@@ -112,7 +112,7 @@ def _check_healed(store: Any, session: Any, healed: KimiReplay) -> list[Finding]
 
 
 def _survivors(result: HealResult) -> list[Finding]:
-    from ...healing import identity
+    from ....healing import identity
 
     fixed = {identity(f) for f in result.applied}
     return [f for f in result.remaining if f.fix and f.fix.applicability == "safe" and identity(f) in fixed]

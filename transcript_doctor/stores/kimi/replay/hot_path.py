@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .engine_v1 import crash_text
-from .messages import appended
-from .records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
+from ..engines.engine_v1 import crash_text
+from ..engines.messages import appended
+from ..read.records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
 
 if TYPE_CHECKING:
-    from .replay import KimiReplay
+    from .driver import KimiReplay
 
 LOOP = "context.append_loop_event"
 MESSAGE = "context.append_message"

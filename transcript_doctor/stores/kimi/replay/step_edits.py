@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from ...model import Edit
-from .replay import KimiReplay, LegacyCompaction
-from .steps import StepRecords
+from ....model import Edit
+from .driver import KimiReplay, LegacyCompaction
+from .step_index import StepRecords
 
 FAILED = ("error", "interrupted")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ...schema import load
+from ....schema import load
 
 HISTORY_TYPES = (
     "context.append_message",

@@ -13,20 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ...fixes.atomic import Fingerprint
-from ...text import excerpt
-from . import compaction as cx
-from .engine_v1 import EngineV1, crash_text
-from .engine_v2 import EngineV2
-from .messages import Msg, appended, for_transcript, public, settle_arguments
-from .mirror import DIVERGENT, Mirror, NoTranscript
-from .projection import Projection, project
-from .reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
-from .records import HISTORY_TYPES, is_valid_v2
-from .route import HotPath
-from .steps import NoStepIndex, StepIndex
-from .transcript import TranscriptV1, TranscriptV2
-from .vacuous import is_vacuous_content
+from ....fixes.atomic import Fingerprint
+from ....text import excerpt
+from ..engines import compaction as cx
+from ..engines.engine_v1 import EngineV1, crash_text
+from ..engines.engine_v2 import EngineV2
+from ..engines.messages import Msg, appended, for_transcript, public, settle_arguments
+from ..engines.vacuous import is_vacuous_content
+from ..projection.request import Projection, project
+from ..read.reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
+from ..read.records import HISTORY_TYPES, is_valid_v2
+from ..transcript.live_mirror import DIVERGENT, Mirror, NoTranscript
+from ..transcript.reducers import TranscriptV1, TranscriptV2
+from .hot_path import HotPath
+from .step_index import NoStepIndex, StepIndex
 
 
 @dataclass
