@@ -1,4 +1,4 @@
-"""kimi-code request projection (stores/kimi/projection.py) against the reference replays."""
+"""kimi-code request projection (stores/kimi/projection/) against the reference replays."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The kimi-code heal (docs/kimi-code.md §Heal): remove vacuous steps, re-align legacy
 compaction counts, drop a torn tail; verified by one replay of the healed journal.
 
-The plan is made in memory from what the scan replay recorded (heal_plan.py), then verified by
+The plan is made in memory from what the scan replay recorded (heal/plan.py), then verified by
 one streamed replay of the whole healed journal, the same one that is hashed for the write
-(heal_verify.py). Only when that fails are the failing steps found by bisection and demoted
+(heal/verify.py). Only when that fails are the failing steps found by bisection and demoted
 (tombstone, then keep).
 """
 

@@ -1,7 +1,7 @@
 """Replay a wire journal through both engines in one streaming pass.
 
 The driver feeds every record to engine v1, engine v2 and both transcript reducers (in scans the
-reducers follow their live engines, see mirror.py), and keeps the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
+reducers follow their live engines, see transcript/live_mirror.py), and keeps the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
 dropped, and at each legacy compaction how many v2-dropped step assistants sat below its cut.
 """
 
@@ -96,7 +96,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
     behind each compaction, so memory follows the live history instead of the file size; loop
-    events then take the hot path of route.py (`hot_path=False` is the reference it must match).
+    events then take the hot path of hot_path.py (`hot_path=False` is the reference it must match).
     `engines_only` (with `full=False`) runs just the two live engines: no step index, no
     transcripts, so no checks can run on the result (a heal's acceptance check needs none).
     `transcripts=False` (with `full=False`) keeps the step index but folds no transcripts: every

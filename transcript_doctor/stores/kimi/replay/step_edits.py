@@ -1,8 +1,9 @@
-"""Heal planning for kimi journals (docs/kimi-code.md, "Heal"): which steps can go, and the count edits that
-keep legacy compactions aligned once they are gone.
+"""Step edits for kimi journals (docs/kimi-code.md, "Heal"): which steps can go, the line deletes
+that remove one, and the count edits that keep legacy compactions aligned once they are gone.
 
-Pure functions over a `KimiReplay`; the heal engine (heal.py) verifies every plan by replaying
-the healed journal with both engines before it writes anything.
+Pure functions over a `KimiReplay`, below both of their users: the checks attach them to the
+W101/C201/C203 findings as fixes, and the heal plan (heal/plan.py) builds on them; the heal
+verifies every plan by replaying the healed journal with both engines before it writes anything.
 """
 
 from __future__ import annotations
