@@ -43,8 +43,8 @@ def test_torn_and_corrupt_lines(tmp_path: Path) -> None:
 def test_export_is_not_healed() -> None:
     store = open_store(HERMES / "hermes-export-v21.jsonl", "export", Options())
     findings = list(store.scan_sessions())
-    result = store.heal(findings, HealOptions(mode="in-place"))
-    assert not result.changed and result.warnings and len(result.skipped) == len(findings)
+    plan = store.plan_heal(findings, HealOptions(mode="in-place"))
+    assert plan.write is None and plan.warnings and len(plan.skipped) == len(findings)
 
 
 def test_locate_in_export() -> None:

@@ -317,6 +317,8 @@ def test_reads_a_database_another_process_holds_open(tmp_path: Path) -> None:
 
 
 def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
+    from transcript_doctor.core import ScanConfig
+    from transcript_doctor.heal.pipeline import heal_findings
     from transcript_doctor.stores import HealOptions
 
     db = build_db(tmp_path / "state.db", 21, [poisoned_session()], wal=False)
@@ -331,14 +333,13 @@ def test_damaged_database_is_f506_and_heal_refuses(tmp_path: Path) -> None:
     db.write_bytes(bytes(data))
     found = codes(db)
     assert ("F506", None) in found and ("S301", 4) in found  # the messages are still read
-    from transcript_doctor.core import ScanConfig
 
     deep = [f for f in scan([str(db)], ScanConfig(options=Options(settings=(SqliteOptions(deep=True),)))).findings if f.code == "F506"]
     assert deep[0].evidence["check"] == "integrity_check" and deep[0].evidence["problems"]
     store = open_store(db, str(db), Options())
     fixable = [f for f in scan([str(db)]).findings if f.fix]
     with pytest.raises(TdocError, match="quick_check"):
-        store.heal(fixable, HealOptions(mode="in-place"))
+        heal_findings(store, fixable, ScanConfig(), HealOptions(mode="in-place", unsafe_fixes=True))
     store.close()
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
+from transcript_doctor.heal.pipeline import heal_findings
 from transcript_doctor.model import RefusedError, TdocError
 from transcript_doctor.stores import HealOptions, Options, open_store
 
@@ -24,7 +25,7 @@ def _heal(path: Path, **options) -> object:
     store = open_store(path, str(path), Options())
     try:
         fixable = [f for f in check_store(store, ScanConfig()) if f.fix]
-        return store.heal(fixable, HealOptions(**options))
+        return heal_findings(store, fixable, ScanConfig(), HealOptions(**options))
     finally:
         store.close()
 
@@ -47,7 +48,7 @@ def test_dry_run_prints_the_sql_plan_and_changes_nothing(tmp_path: Path) -> None
     assert result.changed and not result.written
     assert f"DELETE FROM message WHERE id = '{VACUOUS}';" in result.diff
     assert result.diff.index("DELETE FROM part") < result.diff.index("DELETE FROM message")
-    assert [s["code"] for s in result.skipped] == ["S307"]  # unsafe without --unsafe-fixes
+    assert result.needs_unsafe == 1 and result.skipped == []  # S307 is unsafe: not without --unsafe-fixes
     assert path.read_bytes() == before
 
 
@@ -90,7 +91,7 @@ def test_a_refused_output_heal_leaves_no_copy_behind(tmp_path: Path) -> None:
     forged = replace(w101, fix=replace(w101.fix, edits=w101.fix.edits[1:]))  # not what the rows call for
     out = tmp_path / "healed.db"
     with pytest.raises(RefusedError):
-        store.heal([forged], HealOptions(mode="output", output=out))
+        heal_findings(store, [forged], ScanConfig(), HealOptions(mode="output", output=out))
     store.close()
     assert not out.exists()
 
@@ -103,7 +104,7 @@ def test_a_locked_database_is_refused_with_exit_3(tmp_path: Path) -> None:
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(RefusedError) as info:
-            store.heal(fixable, HealOptions(mode="in-place", backup=False))
+            heal_findings(store, fixable, ScanConfig(), HealOptions(mode="in-place", backup=False))
         assert info.value.exit_code == 3
     finally:
         holder.execute("ROLLBACK")
@@ -123,7 +124,7 @@ def test_a_store_changed_since_the_scan_is_refused_and_rolled_back(tmp_path: Pat
     writer.close()
     msgs, parts, _ = _rows(path)
     with pytest.raises(RefusedError):
-        store.heal(fixable, HealOptions(mode="in-place", backup=False))
+        heal_findings(store, fixable, ScanConfig(), HealOptions(mode="in-place", backup=False))
     store.close()
     assert _rows(path)[:2] == (msgs, parts)
 
@@ -205,10 +206,10 @@ def test_cli_heal_and_scan(tmp_path: Path) -> None:
     dry = runner.invoke(app, ["heal", str(path)])
     assert dry.exit_code == 1, dry.output
     healed = runner.invoke(app, ["heal", str(path), "--in-place", "--backup-dir", str(tmp_path), "-f", "json"])
-    assert healed.exit_code == 0, healed.output
+    assert healed.exit_code == 1, healed.output  # the unsafe S307 fix is left (needs --unsafe-fixes)
     assert json.loads(healed.stdout)["results"][0]["fixed"][0]["code"] == "W101"
     again = runner.invoke(app, ["heal", str(path)])
-    assert again.exit_code == 0
+    assert again.exit_code == 1 and "1 fix(es) need --unsafe-fixes" in again.output
     report = runner.invoke(app, ["scan", str(path), "-f", "json", "--select", "T401,T402"])
     assert report.exit_code == 1
     assert {f["code"] for f in json.loads(report.stdout)["findings"]} == {"T401", "T402"}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
-import orjson
 import typer
 from typer.core import TyperGroup
 from rich.console import Console
@@ -25,6 +25,7 @@ from rich.text import Text
 from . import __version__
 from .config import Settings, load_config, resolve
 from .core import ScanConfig, scan
+from .encode import dumps
 from .model import TdocError
 from .reporters import REPORTERS
 from .stores import Options
@@ -105,7 +106,7 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 
 def _emit_json(value: object) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(dumps(value, indent=True) + "\n")
 
 
 @app.command("scan")
@@ -258,7 +259,9 @@ def heal_cmd(
     paths: Annotated[list[str], typer.Argument(help="Files, directories or globs.")],
     in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite the store (with a backup).")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the healed copy here.")] = None,
-    diff: Annotated[bool, typer.Option("--diff", help="Dry run: print a unified diff / SQL plan.")] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print the change as a patch (git apply) / SQL plan; summary to stderr.")
+    ] = False,
     unsafe_fixes: Annotated[
         Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply unsafe fixes.")
     ] = None,
@@ -267,6 +270,9 @@ def heal_cmd(
     backup_dir: Annotated[Optional[Path], typer.Option("--backup-dir", help="Where backups go.")] = None,
     no_backup: Annotated[bool, typer.Option("--no-backup", help="Do not keep a backup.")] = False,
     purge: Annotated[bool, typer.Option("--purge", help="Databases: delete rows instead of deactivating.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rewrite a file with other hard links or another process writing it.")
+    ] = False,
     format: Annotated[DocFormat, typer.Option("--format", "-f", help="Output format.")] = DocFormat.human,
     input_format: InputFormatOpt = None,
     config_file: ConfigOpt = None,
@@ -276,6 +282,7 @@ def heal_cmd(
     from .fleet import reject_remote
     from .healing import heal_paths, render_heal
     from .stores import HealOptions
+    from .stores.options import RowHealOptions
 
     reject_remote(paths, "heal")
     if in_place and output:
@@ -290,7 +297,8 @@ def heal_cmd(
         unsafe_fixes=settings.unsafe_fixes,
         backup_dir=settings.backup_dir,
         backup=not no_backup,
-        purge=purge,
+        force=force,
+        settings=(RowHealOptions(purge=purge),),
     )
     config = ScanConfig(
         select=settings.select,
@@ -300,8 +308,25 @@ def heal_cmd(
         root=settings.root,
     )
     results, code = heal_paths(paths, config, options)
-    render_heal(results, format.value, sys.stdout, err)
+    render_heal(results, format.value, sys.stdout, err, diff=diff)
     raise typer.Exit(code)
+
+
+@app.command("restore")
+def restore_cmd(
+    path: Annotated[Path, typer.Argument(help="The store file to put back.")],
+    backup: Annotated[Optional[Path], typer.Option("--backup", help="This backup (default: the newest).")] = None,
+    backup_dir: Annotated[Optional[Path], typer.Option("--backup-dir", help="Where heal put the backups.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Restore even while another process has it open.")] = False,
+    config_file: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
+) -> None:
+    """Put a backup made by `tdoc heal --in-place` back in place, atomically."""
+    from .heal.restore import restore
+
+    settings = _settings(config_file, no_config, backup_dir=backup_dir)
+    used = restore(path, backup=backup, backup_dir=settings.backup_dir, force=force)
+    err.print(Text(f"{path}: restored from {used}"))
 
 
 @app.command("rules")
@@ -388,6 +413,18 @@ def main(argv: list[str] | None = None) -> None:
         code = getattr(exc, "exit_code", 2)
     except BrokenPipeError:
         code = 0
+    except OSError as exc:  # the file system said no where no store caught it (output, temporaries)
+        from .errors import os_failure
+
+        where = exc.filename if exc.filename is not None else "standard output"
+        err.print(Text(f"tdoc: error: {os_failure(where, exc, 'write' if where == 'standard output' else 'use')}"))
+        code = 2
+    except sqlite3.Error as exc:  # an SQLite failure no store mapped to its file
+        from .errors import sqlite_failure
+
+        failure = sqlite_failure("database", exc)
+        err.print(Text(f"tdoc: error: {failure}"))
+        code = failure.exit_code
     except Exception as exc:  # a bug: say what, without the transcript
         err.print(Text(f"tdoc: internal error: {type(exc).__name__}: {str(exc)[:200]}"))
         code = 2

@@ -64,6 +64,8 @@ class Report:
         return [f for fr in self.files for f in fr.findings]
 
     def exit_code(self, fail_on: str) -> int:
+        if any(fr.refused for fr in self.files):
+            return 3
         if any(fr.error for fr in self.files):
             return 2
         threshold = SEVERITY_RANK[fail_on]
@@ -101,7 +103,7 @@ def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> 
     try:
         store = open_store(path, display, config.options, config.input_format)
     except TdocError as exc:
-        return FileResult(path=display, format=None, error=str(exc))
+        return FileResult(path=display, format=None, error=str(exc), refused=exc.exit_code == 3)
     try:
         findings = check_store(store, config, codes)
         return FileResult(
@@ -112,7 +114,11 @@ def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> 
             findings=findings,
         )
     except TdocError as exc:
-        return FileResult(path=display, format=store.format, error=str(exc))
+        return FileResult(path=display, format=store.format, error=str(exc), refused=exc.exit_code == 3)
+    except OSError as exc:  # the file vanished or became unreadable while it was checked
+        from .errors import os_failure
+
+        return FileResult(path=display, format=store.format, error=str(os_failure(display, exc)))
     finally:
         store.close()
 

@@ -17,6 +17,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
+from .encode import dumps
 from .model import Finding, TdocError
 from .patterns import RejectionMatch, match_rejection, transient_kind, unwrap
 from .rules import RULES, lookup
@@ -57,7 +58,7 @@ def explain_error(text: str, path: str | None, fmt: str, out: TextIO, session: s
     """Report which rule a pasted provider error points at; 0 when recognised, 1 when not."""
     result = diagnose_error(text, path, session)
     if fmt == "json":
-        out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(dumps(result, indent=True) + "\n")  # record text may hold lone surrogates
     else:
         _render(result, out)
     return 0 if result["recognised"] else 1

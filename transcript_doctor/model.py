@@ -152,6 +152,9 @@ class Finding:
     engine: str | None = None
     fix: Fix | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    # What the finding is about, stable when lines shift (a step uuid, call id, message id, row),
+    # set by the store that makes it; heal matches findings before and after by it. Not reported.
+    subject: str | None = None
 
     def sort_key(self) -> tuple[Any, ...]:
         return (
@@ -193,6 +196,7 @@ class FileResult:
     records: int = 0
     error: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    refused: bool = False  # the error is a refusal (store locked/changed): exit 3, not 2
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -54,7 +54,7 @@ def scan_one(path: Path, display: str, config: ScanConfig) -> FileResult:
     try:
         return scan_file(path, display, config, config.codes(display))
     except TdocError as exc:
-        return FileResult(path=display, format=None, error=str(exc))
+        return FileResult(path=display, format=None, error=str(exc), refused=exc.exit_code == 3)
     except Exception as exc:  # a bug in a reader or check: report it against this input only
         error = f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
         return FileResult(path=display, format=None, error=error)
@@ -64,13 +64,9 @@ def known_store(path: Path, display: str) -> bool:
     """Whether some store kind recognises the file; unreadable files count (the scan reports them)."""
     if display == "-":
         return True
-    from .stores import kinds, read_head
+    from .stores import recognised
 
-    try:
-        head = read_head(path)
-    except TdocError:
-        return True
-    return any(kind.sniff(path, head) for kind in kinds().values())
+    return recognised(path)
 
 
 def cpu_count() -> int:

@@ -14,7 +14,8 @@ EXCERPT_CHARS = 200
 T = TypeVar("T")
 
 # C0/C1 controls (except tab/newline), DEL, and bidi/format characters that can reorder or hide text.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates too: a terminal cannot show them and UTF-8 cannot encode them.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def js_trim(s: str) -> str:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig
+from transcript_doctor.heal.pipeline import heal_findings
 from transcript_doctor.healing import heal_paths
 from transcript_doctor.model import RefusedError
 from transcript_doctor.replay_view import replay_path
@@ -115,7 +116,7 @@ def test_in_place_backs_up_and_is_idempotent(tmp_path):
 def test_orphan_call_answered_only_with_unsafe_fixes(tmp_path):
     src = _copy(tmp_path, "orphan-call-mid-history.jsonl")
     out = tmp_path / "h.jsonl"
-    assert _heal(src, out) == 0 and not out.exists()  # nothing safe to do: the unsafe W103 fix is not applied
+    assert _heal(src, out) == 1 and not out.exists()  # nothing safe to do: the unsafe W103 fix needs --unsafe-fixes (exit 1)
     assert _heal(src, out, unsafe=True) == 0
     added = [orjson.loads(line) for line in out.read_text().splitlines()][2]
     block = added["message"]["content"][0]
@@ -167,6 +168,6 @@ def test_heal_in_place_refused_when_the_file_changed_while_healing(tmp_path):
         fh.write('{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}\n')
     changed = src.read_bytes()
     with pytest.raises(RefusedError) as exc:
-        store.heal(findings, HealOptions(mode="in-place"))
+        heal_findings(store, findings, ScanConfig(), HealOptions(mode="in-place"))
     assert exc.value.exit_code == 3 and src.read_bytes() == changed
     assert not list(tmp_path.glob("*.tdoc-backup-*"))

@@ -19,10 +19,12 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
+from transcript_doctor.heal import backup as heal_backup
+from transcript_doctor.heal import writing as heal_writing
+from transcript_doctor.heal.plan import LineWrite
 from transcript_doctor.healing import allowed
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions, Options, open_store
-from transcript_doctor.stores.kimi.heal import write as heal_write
 from transcript_doctor.stores.kimi.heal.driver import healed_bytes, plan_heal
 from transcript_doctor.stores.kimi.replay.driver import projected, replay_object, replay_stream
 
@@ -101,10 +103,10 @@ def test_backup_dir_output_and_no_backup(tmp_path: Path) -> None:
     backups = tmp_path / "backups"
     backups.mkdir()
     assert runner.invoke(app, ["heal", "--in-place", str(path), "--backup-dir", str(backups)]).exit_code == 0
-    assert [p.read_bytes() for p in backups.iterdir()] == [original]
+    assert [p.read_bytes() for p in backups.rglob("*.tdoc-backup-*")] == [original]  # at the file's own path
     other = seed_case().write(tmp_path / "other.jsonl")
     assert runner.invoke(app, ["heal", "--in-place", "--no-backup", str(other)]).exit_code == 0
-    assert not list(tmp_path.glob("other.jsonl.tdoc-backup-*"))
+    assert not list(tmp_path.glob("other.jsonl.tdoc-backup-*")) and not list(tmp_path.glob(".other.jsonl.*"))
 
 
 @pytest.mark.parametrize("problem", ["read-only", "symlink", "missing-backup-dir"])
@@ -130,15 +132,15 @@ def test_refusals_leave_the_file_untouched(tmp_path: Path, problem: str) -> None
 
 def test_file_modified_during_heal_is_refused_with_exit_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = seed_case().write(tmp_path / "wire.jsonl")
-    real_backup = heal_write.make_backup
+    real_backup = heal_backup.copy_file
 
-    def backup_then_append(src: Path, dest: Path, mode: int) -> Path:
-        made = real_backup(src, dest, mode)
+    def backup_then_append(src: Path, dest: Path, like: os.stat_result) -> heal_backup.Backup:
+        made = real_backup(src, dest, like)
         with open(src, "ab") as fh:  # another writer appends while tdoc works
             fh.write(Journal(version=None).user("late").bytes())
         return made
 
-    monkeypatch.setattr(heal_write, "make_backup", backup_then_append)
+    monkeypatch.setattr(heal_backup, "copy_file", backup_then_append)
     modified = None
     result = runner.invoke(app, ["heal", "--in-place", str(path)])
     modified = path.read_bytes()
@@ -152,11 +154,10 @@ def test_written_bytes_must_match_the_verified_heal(tmp_path: Path, monkeypatch:
     path = seed_case().write(tmp_path / "wire.jsonl")
     original = path.read_bytes()
 
-    def broken_writer(src, dst, plan) -> int:  # a writer bug: writes the input back unchanged
-        shutil.copyfileobj(src, dst)
-        return 0
+    def broken_writer(src, plan):  # a writer bug: writes the input back unchanged
+        return iter(src)
 
-    monkeypatch.setattr(heal_write, "apply_lines", broken_writer)
+    monkeypatch.setattr(heal_writing, "iter_applied", broken_writer)
     result = runner.invoke(app, ["heal", "--in-place", str(path)])
     assert result.exit_code == 2 and "differ from the verified heal" in result.output
     assert path.read_bytes() == original
@@ -172,10 +173,10 @@ def test_generic_reverification_restores_the_backup(tmp_path: Path, monkeypatch:
     real = heal_module.heal_store
 
     def unverified_noop_heal(store, findings, options):
-        result = real(store, findings, options)
-        shutil.copyfile(result.backup, path)  # pretend the written file lost the fix
-        result.verified = False
-        return result
+        plan = real(store, findings, options)
+        plan.write = LineWrite(())  # pretend the written file lost the fix, and nothing verified it
+        plan.verified, plan.healed = False, None
+        return plan
 
     monkeypatch.setattr(heal_module, "heal_store", unverified_noop_heal)
     result = runner.invoke(app, ["heal", "--in-place", str(path)])

@@ -27,7 +27,7 @@ RANK = {name: i for i, name in enumerate(LAYERS)} | {name: len(LAYERS) for name 
 # Upward edges that exist on purpose, each with its reason. Keep this list short.
 ALLOWED_UPWARD = {
     ("checks.suite", "store"): "type-only (TYPE_CHECKING): the checks take the KimiStore they scan",
-    ("heal.driver", "store"): "the heal re-scans the healed journal as a KimiStore (lazy import)",
+    ("heal.driver", "store"): "the heal hands the pipeline a KimiStore view of the healed replay to re-scan (lazy import)",
 }
 
 

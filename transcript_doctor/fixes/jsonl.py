@@ -94,56 +94,57 @@ def iter_applied(src: Iterable[bytes], plan: LinePlan) -> Iterator[bytes]:
     yield from lines
 
 
-def apply_lines(src: IO[bytes], dst: IO[bytes], plan: LinePlan) -> int:
-    """Copy `src` to `dst` with the plan applied; returns the number of lines the plan names."""
-    for line in iter_applied(src, plan):
-        dst.write(line)
-    return len(plan.changes)
-
-
 def context_lines(src: IO[bytes], wanted: set[int]) -> dict[int, bytes]:
-    """The raw text (without line ending) of the wanted lines."""
+    """The raw bytes (line ending included) of the wanted lines."""
     out: dict[int, bytes] = {}
     if not wanted:
         return out
     last = max(wanted)
     for number, raw in enumerate(src, start=1):
         if number in wanted:
-            out[number] = raw.rstrip(b"\n").rstrip(b"\r")
+            out[number] = raw
         if number >= last:
             break
     return out
 
 
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
 def unified_diff(src: IO[bytes], plan: LinePlan, old_name: str, new_name: str, context: int = 2) -> str:
-    """A unified diff of the plan, read from `src` (only the lines near edits are loaded)."""
+    """A unified diff of the plan that `patch`/`git apply` accept, read from `src` (only the lines
+    near edits are loaded). Lines keep their own endings (CRLF included); a last line without a
+    newline gets the usual `\\ No newline at end of file` marker."""
     edited = sorted(plan.changes)
     wanted = {n for e in edited for n in range(max(1, e - context), e + context + 1)}
     text = context_lines(src, wanted)
-    hunks = list(_hunks(edited, context, max(text) if text else 0))
     out = [f"--- {old_name}\n", f"+++ {new_name}\n"]
     shift = 0
-    for start, end in hunks:
+    for start, end in _hunks(edited, context, max(text) if text else 0):
         body, old_count, new_count = _hunk_body(start, end, plan, text)
-        out.append(f"@@ -{start},{old_count} +{start + shift},{new_count} @@\n")
+        out.append(f"@@ -{_range(start, old_count)} +{_range(start + shift, new_count)} @@\n")
         out.extend(body)
         shift += new_count - old_count
     return "".join(out)
+
+
+def _range(start: int, count: int) -> str:
+    return f"{start - 1 if count == 0 else start},{count}"
 
 
 def _hunks(edited: list[int], context: int, last_line: int) -> Iterator[tuple[int, int]]:
     start = end = None
     for line in edited:
         lo, hi = max(1, line - context), min(last_line, line + context)
-        if start is None:
+        if start is None or end is None:
             start, end = lo, hi
-        elif lo <= end + 1:  # type: ignore[operator]
-            end = max(end, hi)  # type: ignore[type-var]
+        elif lo <= end + 1:
+            end = max(end, hi)
         else:
-            yield start, end  # type: ignore[misc]
+            yield start, end
             start, end = lo, hi
-    if start is not None:
-        yield start, end  # type: ignore[misc]
+    if start is not None and end is not None:
+        yield start, end
 
 
 def _hunk_body(start: int, end: int, plan: LinePlan, text: dict[int, bytes]) -> tuple[list[str], int, int]:
@@ -152,16 +153,29 @@ def _hunk_body(start: int, end: int, plan: LinePlan, text: dict[int, bytes]) -> 
     for n in range(start, end + 1):
         if n not in text:
             continue
-        line = text[n].decode("utf-8", "replace")
+        raw = text[n]
         old += 1
         if n not in plan.changes:
-            body.append(f" {line}\n")
+            body.append(_diff_line(" ", raw))
             new += 1
             continue
-        body.append(f"-{line}\n")
+        body.append(_diff_line("-", raw))
         value = plan.changes[n]
         if value is not None:
-            for piece in value.decode("utf-8", "replace").split("\n"):
-                body.append(f"+{piece}\n")
+            for piece in _replacement(value, raw, text.get(n - 1, b"")):
+                body.append(_diff_line("+", piece))
                 new += 1
     return body, old, new
+
+
+def _replacement(value: bytes, raw: bytes, before: bytes) -> list[bytes]:
+    """The lines `iter_applied` writes for a replacement of `raw` (see its docstring)."""
+    this_ending = _ending(raw)
+    ending = this_ending or _ending(before) or b"\n"
+    pieces = value.split(b"\n")
+    return [p + ending for p in pieces[:-1]] + [pieces[-1] + this_ending]
+
+
+def _diff_line(mark: str, raw: bytes) -> str:
+    line = mark + raw.decode("utf-8", "replace")
+    return line if line.endswith("\n") else line + "\n" + NO_NEWLINE

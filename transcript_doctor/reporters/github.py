@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..core import Report
+from ..encode import printable
 from ..model import FileResult, Finding
 from .sarif import repo_relative
 
@@ -54,7 +55,7 @@ def _file_error(fr: FileResult, base: Path) -> str:
 
 
 def _data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _prop(value: str) -> str:

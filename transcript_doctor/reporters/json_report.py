@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TextIO
 
-import orjson
-
 from ..core import Report
+from ..encode import dumps
 
 
 def render(report: Report, out: TextIO) -> None:
-    out.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    out.write(dumps(report.as_dict(), indent=True))
     out.write("\n")

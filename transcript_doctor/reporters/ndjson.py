@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TextIO
 
-import orjson
-
 from ..core import Report
+from ..encode import dumps
 
 
 def render(report: Report, out: TextIO) -> None:
     for finding in report.findings:
-        out.write(orjson.dumps(finding.as_dict()).decode())
+        out.write(dumps(finding.as_dict()))
         out.write("\n")

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-import orjson
-
 from .. import __version__
 from ..core import Report
+from ..encode import dumps
 from ..model import FileResult, Finding
 from ..rules import RULES, Rule
 
@@ -30,7 +29,7 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def render(report: Report, out: TextIO) -> None:
-    out.write(orjson.dumps(to_sarif(report), option=orjson.OPT_INDENT_2).decode())
+    out.write(dumps(to_sarif(report), indent=True))
     out.write("\n")
 
 
@@ -72,7 +71,7 @@ def _artifact_location(path: str, base: Path, index: int | None = None) -> dict[
     if rel is None:
         loc: dict[str, Any] = {"uri": Path(os.path.abspath(path)).as_uri()}
     else:
-        loc = {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+        loc = {"uri": quote(os.fsencode(rel), safe="/"), "uriBaseId": SRCROOT}  # a non-UTF-8 name as its bytes
     if index is not None:
         loc["index"] = index
     return loc

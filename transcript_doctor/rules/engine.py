@@ -74,7 +74,14 @@ def hit_finding(conversation: Conversation, rule: Rule, hit: Hit) -> Finding:
         path=conversation.path, format=conversation.format, session=conversation.session,
         line=loc.line, end_line=loc.end_line, row=loc.row, table=loc.table, position=msg.position,
         fix=_fix(conversation, rule, hit), evidence=json_safe(evidence),
+        subject=_subject(loc, hit),
     )
+
+
+def _subject(loc: Loc, hit: Hit) -> str | None:
+    """`Finding.subject` (what the heal matches before and after): the row, else the line, and part."""
+    where = f"{loc.table}:{loc.row}" if loc.row is not None else f"line:{loc.line}" if loc.line is not None else None
+    return f"{where}#{hit.part}" if where is not None and hit.part is not None else where
 
 
 def _fix(conversation: Conversation, rule: Rule, hit: Hit) -> Fix | None:
@@ -102,4 +109,5 @@ def repair_findings(repairs: Iterable[Repair], conversation: Conversation, codes
             path=conversation.path, format=conversation.format, session=conversation.session,
             line=src.line, end_line=src.end_line, row=src.row, table=src.table, position=repair.position,
             engine=repair.engine, evidence=json_safe(dict(repair.evidence)),
+            subject=repair.subject,
         )

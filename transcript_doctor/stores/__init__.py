@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from ..errors import cause, is_regular, open_regular, os_failure, require_regular
+from ..fixes.sqlite import SQLITE_MAGIC, probe
 from ..model import TdocError
 from .base import HealOptions, HealResult, Options, Store, StoreKind
 
@@ -24,6 +26,7 @@ __all__ = [
     "is_candidate_name",
     "kinds",
     "open_store",
+    "recognised",
     "register",
 ]
 
@@ -61,13 +64,12 @@ def register(kind: StoreKind) -> StoreKind:
 
 
 def read_head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
+    """The first bytes of a regular file; a FIFO, device or directory is refused, never opened."""
+    with open_regular(path) as fh:
+        try:
             return fh.read(HEAD_BYTES)
-    except IsADirectoryError:
-        raise TdocError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise os_failure(path, exc) from None
 
 
 def detect(path: Path, forced: str | None = None) -> StoreKind:
@@ -78,6 +80,8 @@ def detect(path: Path, forced: str | None = None) -> StoreKind:
             raise TdocError(f"unknown input format {forced!r}; known: {', '.join(all_kinds)}")
         return all_kinds[forced]
     head = read_head(path)
+    if head.startswith(SQLITE_MAGIC):
+        probe(path)  # a locked (exit 3) or damaged database says so, instead of "not a store"
     for kind in all_kinds.values():
         if kind.sniff(path, head):
             return kind
@@ -87,7 +91,14 @@ def detect(path: Path, forced: str | None = None) -> StoreKind:
 
 
 def open_store(path: Path, display: str, options: Options, forced: str | None = None) -> Store:
-    return detect(path, forced).open(path, display, options)
+    """The store at `path`, opened. Every failure is a `TdocError` naming `display` and the cause."""
+    if isinstance(path, Unreadable):
+        raise TdocError(f"{display}: {path.error}")
+    require_regular(path, display)
+    try:
+        return detect(path, forced).open(path, display, options)
+    except OSError as exc:  # a reader met the file system (vanished, permissions, I/O)
+        raise os_failure(display, exc) from None
 
 
 def expand_paths(args: list[str]) -> Iterator[tuple[Path, str]]:
@@ -140,13 +151,38 @@ def _spool_stdin() -> Path:
     return _STDIN[0]
 
 
+class Unreadable(type(Path())):  # type: ignore[misc]
+    """A directory the walk could not read: passed on like a file, reported with its `error`."""
+
+    error = ""
+
+    @classmethod
+    def at(cls, path: str, error: str) -> Unreadable:
+        entry = cls(path)
+        entry.error = error
+        return entry
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:  # the error travels to worker processes
+        return (Unreadable.at, (str(self), self.error))
+
+
 def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
+    """Candidate store files under `root`: regular files a store kind recognises, files that
+    cannot be read, databases that cannot be opened; unreadable subdirectories as errors.
+    FIFOs, devices and sockets are skipped (opening one could block forever)."""
+    failures: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=failures.append):
+        while failures:
+            exc = failures.pop()
+            yield Unreadable.at(exc.filename or dirpath, f"cannot read the directory: {cause(exc)}")
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
             p = Path(dirpath, name)
-            if is_candidate_name(name) and _recognised(p):
+            if is_candidate_name(name) and recognised(p, walking=True):
                 yield p
+    while failures:
+        exc = failures.pop()
+        yield Unreadable.at(exc.filename or str(root), f"cannot read the directory: {cause(exc)}")
 
 
 def is_candidate_name(name: str) -> bool:
@@ -154,9 +190,15 @@ def is_candidate_name(name: str) -> bool:
     return Path(name).suffix.lower() in _CANDIDATE_SUFFIXES and ".tdoc-backup" not in name
 
 
-def _recognised(path: Path) -> bool:
+def recognised(path: Path, walking: bool = False) -> bool:
+    """Whether the scan should take `path`: a store some kind recognises, or a file it must
+    report (unreadable, or a database that cannot be opened). A walk skips non-regular files."""
+    if walking and not is_regular(path) and os.path.exists(path):
+        return False
     try:
         head = read_head(path)
+        if head.startswith(SQLITE_MAGIC):
+            probe(path)
     except TdocError:
         return True  # let the scan report it
     return any(kind.sniff(path, head) for kind in kinds().values())

@@ -10,10 +10,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..conversation import Conversation
 from ..model import Finding
+
+if TYPE_CHECKING:
+    from ..heal.plan import HealPlan
 
 T = TypeVar("T")
 
@@ -48,7 +51,15 @@ class HealOptions:
     unsafe_fixes: bool = False
     backup_dir: Path | None = None
     backup: bool = True
-    purge: bool = False  # hermes: delete rows instead of deactivating them
+    force: bool = False  # rewrite a file with other hard links or another writer
+    settings: tuple[Any, ...] = ()  # store-specific heal options (stores/options.py), as in `Options`
+
+    def get(self, kind: type[T]) -> T:
+        """The store-specific heal options of type `kind` in `settings`, else its defaults."""
+        for setting in self.settings:
+            if isinstance(setting, kind):
+                return setting
+        return kind()
 
 
 @dataclass
@@ -68,7 +79,8 @@ class HealResult:
     diff: str | None = None  # unified diff (JSONL) or the SQL plan (databases)
     remaining: list[Finding] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # store-specific details (kimi: removed steps)
-    verified: bool = False  # the store checked the exact bytes it wrote; `remaining` is their scan
+    needs_unsafe: int = 0  # fixes left alone because they need --unsafe-fixes
+    kept: set[str] = field(default_factory=set)  # subjects whose fix the store checked and refused
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -132,13 +144,10 @@ class Store(ABC):
         """
         return None
 
-    def restore(self, backup: Path) -> None:
-        """Put the backup made by `heal` back in place (after a failed re-verification)."""
-        from ..model import TdocError
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        """The plan that fixes `findings` (all allowed under `options`): see docs/heal.md.
 
-        raise TdocError(f"{self.display}: cannot restore {backup} automatically; copy it back by hand")
-
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+        A store only plans; the heal pipeline previews, backs up, writes and re-verifies."""
         from ..model import TdocError
 
         raise TdocError(f"{self.display}: heal is not supported for {self.format} stores")

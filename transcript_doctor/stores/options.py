@@ -22,3 +22,10 @@ class SqliteOptions:
     """`deep`: SQLite stores run `PRAGMA integrity_check` (every page) instead of `quick_check`."""
 
     deep: bool = False
+
+
+@dataclass(frozen=True)
+class RowHealOptions:
+    """`purge`: a database heal deletes rows instead of deactivating them (Hermes `--purge`)."""
+
+    purge: bool = False

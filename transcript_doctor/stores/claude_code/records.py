@@ -190,6 +190,8 @@ def looks_like_claude_code(obj: Any) -> bool:
     if not isinstance(obj, dict):
         return False
     kind = obj.get("type")
+    if not isinstance(kind, str):  # an object or list as type: not hashable, and not Claude Code's
+        return False
     if kind in CHAIN_TYPES:
         return "uuid" in obj and ("parentUuid" in obj or "sessionId" in obj)
     if kind == "file-history-snapshot":

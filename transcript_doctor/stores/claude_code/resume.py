@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ... import values
 from ...model import Message
 from .chain import Chain, build_chain
 from .reader import Transcript
@@ -157,7 +158,8 @@ def _content(records: list[Record], cleared: set[str]) -> list[Any]:
     blocks: list[Any] = []
     for rec in records:
         for block in rec.raw_content or []:
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in cleared:
+            if (isinstance(block, dict) and block.get("type") == "tool_result"
+                    and values.is_id(block.get("tool_use_id")) and block["tool_use_id"] in cleared):
                 block = {**block, "content": CLEARED}
             blocks.append(block)
     return blocks

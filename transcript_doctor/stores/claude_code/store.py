@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from ...conversation import Conversation
-from ...fixes.atomic import Fingerprint
-from ...fixes.jsonl_heal import restore_lines
+from ...fixes.fingerprint import Fingerprint
+from ...heal.plan import HealPlan
 from ...model import Finding
 from ...rules.engine import check_store
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
 from .live import claude_holders
@@ -82,16 +82,13 @@ class ClaudeCodeStore(Store):
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
         return self.resume.locate(position)
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        from .heal import heal_store
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        from .heal import plan_heal
 
         def rescan(t: Transcript) -> list[Finding]:
             return ClaudeCodeStore(t.path, self.display, t).findings()
 
-        return heal_store(self, findings, options, rescan)
-
-    def restore(self, backup: Path) -> None:
-        restore_lines(self, backup)
+        return plan_heal(self, findings, options, rescan)
 
 
 class ClaudeCodeKind(StoreKind):

@@ -60,7 +60,7 @@ def _problems(store: EveStore) -> Iterator[Finding]:
         fix = None
         if p.code == "F501":
             fix = Fix("safe", f"drop the torn final line {p.line}", (Edit("delete", line=p.line),))
-        yield _find(store, p.code, p.message, p.line, fix=fix, evidence=dict(p.evidence))
+        yield _find(store, p.code, p.message, p.line, fix=fix, evidence=dict(p.evidence), subject=f"line:{p.line}")
 
 
 # --------------------------------------------------------------------------- S302 / S303
@@ -274,6 +274,7 @@ def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
             end_line=step.end_line if step.end_line != step.line else None,
             fix=_phantom_fix(step),
             evidence=evidence,
+            subject=f"step:{turn.id}:{step.key}:{step.attempt}",
         )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ... import values
 from ...model import TdocError
 from .builder import Builder
 from .turns import Problem, Stream
@@ -112,8 +113,12 @@ class _Reader:
             return
         self.records += 1
         try:
-            record = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
+            record = values.loads(body)
+        except values.ValueProblem as exc:  # JSON, but a value later stages cannot carry
+            evidence = {"offset": offset, "bytes": len(body), "reason": str(exc)}
+            self._problem(Problem("F504", number, f"line {number} holds {exc}", evidence))
+            return
+        except ValueError as exc:
             self._problem(_parse_problem(number, offset, body, ended, exc))
             return
         shape = shape_of(record)

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...fixes.jsonl_heal import heal_lines, restore_lines
+from ...fixes.jsonl_heal import line_heal_plan
+from ...heal.plan import HealPlan
 from ...model import Finding
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from .checks import native_findings as eve_findings
 from .reader import read_stream, sniff
 from .replay import replay
@@ -42,12 +43,9 @@ class EveStore(Store):
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
         return eve_findings(self, codes)
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
         """Line edits only (a torn tail, the records of an attempt that left nothing)."""
-        return heal_lines(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        restore_lines(self, backup)
+        return line_heal_plan(self.path, findings)
 
 
 class EveKind(StoreKind):

@@ -79,6 +79,7 @@ class SessionScan:
             line=loc.line, row=loc.row, table=loc.table,
             position=msg.position if msg is not None else None, evidence=evidence,
         )
+        f.subject = "|".join(map(str, finding_key(f)[2:]))  # row, line, call id, part and call index
         if actions and not self.export:
             f.fix = plan.describe(code, actions, self)
             self.actions[finding_key(f)] = actions

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-
+from ... import values
 from ...text import js_trim
 from .thinking import has_content_after_think_block
 
@@ -39,9 +38,9 @@ def decode_content(value: Any) -> tuple[Any, str | None]:
     """(decoded content, error). `\\x00json:` text becomes the list/dict it encodes."""
     if isinstance(value, str) and value.startswith(JSON_PREFIX):
         try:
-            return orjson.loads(value[len(JSON_PREFIX) :]), None
-        except orjson.JSONDecodeError as exc:
-            return value[len(JSON_PREFIX) :], f"undecodable \\x00json: content ({exc})"
+            return values.loads(value[len(JSON_PREFIX) :]), None
+        except ValueError as exc:  # not JSON, or a value outside the reader-boundary rule
+            return value[len(JSON_PREFIX) :], f"undecodable \\x00json: content ({str(exc)[:120]})"
     return value, None
 
 

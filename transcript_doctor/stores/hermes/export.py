@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from ... import values
 from ...conversation import Conversation
-from ...model import Finding, TdocError
+from ...heal.plan import HealPlan
+from ...model import Finding, RefusedError, TdocError
 from ...rules.registry import finding
-from ..base import HealOptions, HealResult, Options, Store
+from ..base import HealOptions, Options, Store
 from .checks import SessionScan, scan_session, session_pass
 from .reader import Row, SessionInfo, row_from_mapping, session_from_mapping
 from .replay import replay_session
@@ -63,13 +63,16 @@ class HermesExportStore(Store):
         if not raw.strip():
             return
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
+            obj = values.loads(raw)
+        except values.ValueProblem as exc:
+            self.problems.append(LineProblem(number, "F504", f"holds a value tdoc cannot carry: {exc}", offset))
+            return
+        except ValueError as exc:  # not JSON, or not UTF-8
             torn = not raw.endswith(b"\n")
             code = "F501" if torn else "F502"
-            self.problems.append(LineProblem(number, code, f"not valid JSON ({exc})", offset))
+            self.problems.append(LineProblem(number, code, f"not valid JSON ({str(exc)[:120]})", offset))
             return
-        if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list) or "id" not in obj:
+        if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list) or not values.is_id(obj.get("id")):
             self.problems.append(LineProblem(number, "F504", "not a Hermes session object (id + messages)", offset))
             return
         info = session_from_mapping(obj, line=number)
@@ -87,13 +90,28 @@ class HermesExportStore(Store):
 
     def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
         wanted = set(session_ids) if session_ids is not None else None
-        with open(self.path, "rb") as fh:
+        try:
+            fh = open(self.path, "rb")
+        except OSError as exc:
+            raise TdocError(f"{self.display}: cannot read: {exc.strerror or exc}") from None
+        with fh:
             for number, offset, sid in self._lines:
                 if wanted is not None and sid not in wanted:
                     continue
-                fh.seek(offset)
-                obj = orjson.loads(fh.readline())
+                obj = self._reread(fh, number, offset)
                 yield sid, [_row(m, sid, number) for m in obj["messages"] if isinstance(m, dict)]
+
+    def _reread(self, fh: Any, number: int, offset: int) -> dict[str, Any]:
+        """The session object of line `number` again; the file changing under tdoc is exit 3."""
+        fh.seek(offset)
+        try:
+            obj = values.loads(fh.readline())
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list):
+            raise RefusedError(f"{self.display}: changed while tdoc was reading it (line {number} is no longer "
+                               "the session it indexed); run again when nothing writes to it")
+        return obj
 
     def session_scans(self) -> Iterator[SessionScan]:
         for sid, rows in self.iter_sessions():
@@ -137,12 +155,11 @@ class HermesExportStore(Store):
                             "table": None, "role": e.row.role, "message_id": e.row.id}
         return None
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        result = HealResult(path=self.display, format=self.format)
-        result.warnings.append("Hermes resumes from state.db, not from an export: heal the database instead")
-        result.skipped = [{"code": f.code, "session": f.session, "line": f.line, "reason": "exports are not healed"}
-                          for f in findings]
-        return result
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        return HealPlan(
+            warnings=["Hermes resumes from state.db, not from an export: heal the database instead"],
+            skipped=[{"code": f.code, "session": f.session, "line": f.line, "reason": "exports are not healed"}
+                     for f in findings])
 
 
 def _row(message: dict[str, Any], session_id: str, line: int) -> Row:

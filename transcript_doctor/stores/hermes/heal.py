@@ -1,8 +1,8 @@
-"""Heal a Hermes `state.db` in place, the way Hermes itself edits it.
+"""Heal plans for a Hermes `state.db`: edit it in place, the way Hermes itself edits it.
 
 The findings handed in are matched against a fresh read of the database (a finding that no longer
 holds is skipped), their fix actions are composed per row, and the resulting SQL runs inside one
-`BEGIN IMMEDIATE` transaction after a backup through the SQLite backup API (`fixes.sqlite`). Inside
+`BEGIN IMMEDIATE` transaction the heal pipeline opens after its backup (docs/heal.md). Inside
 the transaction tdoc checks the touched sessions did not change since they were read, keeps the
 FTS triggers consistent (the optional CJK index follows Hermes' own convention when its tokenizer
 is not loadable), recomputes `message_count`/`tool_call_count`, and `quick_check` runs before
@@ -13,24 +13,26 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...fixes.sqlite import heal_database, integrity_problems, quote_ident, restore_database
+from ...fixes.sqlite import integrity_problems, quote_ident
+from ...heal.plan import HealPlan, SqlWrite
 from ...model import Finding, RefusedError, TdocError
-from ..base import HealOptions, HealResult, Options
+from ..base import HealOptions
+from ..options import RowHealOptions
 from . import plan
 from .checks import finding_key
-from .reader import open_database
 
 if TYPE_CHECKING:
     from .store import HermesDbStore
 
 
-def heal(store: HermesDbStore, findings: list[Finding], options: HealOptions) -> HealResult:
-    result = HealResult(path=store.display, format=store.format)
+def plan_heal(store: HermesDbStore, findings: list[Finding], options: HealOptions) -> HealPlan:
+    """Match the findings against a fresh read, compose the row changes, and hand the pipeline
+    the statements to run inside its transaction (after checking the sessions did not change)."""
+    out = HealPlan()
     wanted = [f for f in findings if f.fix is not None and f.fix.applicability != "none"]
     sessions = sorted({f.session for f in wanted if f.session})
     store.close()  # no read transaction of ours may stand in the way of the write
@@ -41,45 +43,33 @@ def heal(store: HermesDbStore, findings: list[Finding], options: HealOptions) ->
             raise TdocError(f"{store.display}: the database fails quick_check ({damaged[0].splitlines()[-1][:120]}); "
                             "heal refused: restore it from a backup first")
         fresh_by_key = {finding_key(f): f for f in fresh.scan_sessions(sessions, keep_rows=True)}
-        actions = _match(wanted, fresh_by_key, fresh, options, result)
-        changes = plan.compose(actions, fresh.kept_rows, fresh.schema, purge=options.purge)
+        actions = _match(wanted, fresh_by_key, fresh, options, out)
+        changes = plan.compose(actions, fresh.kept_rows, fresh.schema, purge=options.get(RowHealOptions).purge)
         touched = sorted({c.session for c in changes if c.session})
         fingerprint = session_fingerprint(fresh.connection(), touched)
         schema = fresh.schema
     finally:
         fresh.close()
     stmts = plan.statements(changes)
-    result.edits = [c.edit().as_dict() for c in changes]
-    result.diff = plan.render(stmts) if stmts else ""
-    result.changed = bool(stmts)
-    if not stmts or options.mode == "dry-run":
-        if not stmts:
-            result.applied = []
-        return result
-    target = store.path
-    if options.mode == "output":
-        target = _copy_to(store.path, options.output)
-        result.output = str(target)
+    out.edits = [c.edit() for c in changes]
+    if not stmts:
+        out.applied = []
+        return out
 
     def apply(conn: sqlite3.Connection) -> None:
         if session_fingerprint(conn, touched) != fingerprint:
             raise RefusedError(f"{store.display}: the database changed while tdoc worked; nothing written")
-        _prepare_cjk(conn, schema, changes, result.warnings)
+        _prepare_cjk(conn, schema, changes, out.warnings)
         for sql, params in stmts:
             conn.execute(sql, params)
         recompute_counters(conn, touched, schema)
 
-    # In place there is always a backup: `tdoc heal` restores it if re-verification fails, and
-    # deletes it afterwards under --no-backup. A healed copy (--output) needs none.
-    backup = heal_database(target, [], backup=options.mode == "in-place", backup_dir=options.backup_dir, after=apply)
-    result.backup = str(backup) if backup else None
-    result.written = True
-    result.remaining = _remaining(store, target, touched, {finding_key(f) for f in result.applied})
-    return result
+    out.write = SqlWrite(apply, plan.render(stmts))
+    return out
 
 
 def _match(wanted: list[Finding], fresh: dict[tuple, Finding], store: Any, options: HealOptions,
-           result: HealResult) -> list[plan.Action]:
+           result: HealPlan) -> list[plan.Action]:
     actions: list[plan.Action] = []
     seen: set[tuple] = set()
     for f in wanted:
@@ -95,9 +85,9 @@ def _match(wanted: list[Finding], fresh: dict[tuple, Finding], store: Any, optio
             reason = "no automatic fix for this finding in a Hermes database"
         else:
             acts = store.actions.get(key, [])
-            if any(a.kind == "deactivate" for a in acts) and not options.purge and "active" not in store.schema.message_columns:
+            if any(a.kind == "deactivate" for a in acts) and not options.get(RowHealOptions).purge and "active" not in store.schema.message_columns:
                 reason = "this schema has no `active` column (before v16): rerun with --purge to delete rows"
-        if reason:
+        if reason or current is None:
             result.skipped.append({"code": f.code, "session": f.session, "row": f.row, "reason": reason})
             continue
         result.applied.append(current)
@@ -112,7 +102,7 @@ def session_fingerprint(conn: sqlite3.Connection, sessions: list[str]) -> str:
     wanted = [c for c in ("id", "active", "role", "content", "api_content", "tool_calls", "tool_call_id") if c in cols]
     select = ", ".join(quote_ident(c) for c in wanted)
     for sid in sessions:
-        digest.update(orjson.dumps(sid))
+        digest.update(repr(sid).encode("utf-8", "backslashreplace"))  # ids may hold undecodable bytes
         for values in conn.execute(f"SELECT {select} FROM messages WHERE session_id = ? ORDER BY id", (sid,)):
             digest.update(repr(values).encode("utf-8", "backslashreplace"))
     return digest.hexdigest()
@@ -164,7 +154,7 @@ def _prepare_cjk(conn: sqlite3.Connection, schema: plan.Schema, changes: list[pl
     """Hermes' convention when the cjk_unicode61 tokenizer cannot be loaded: drop the three CJK
     triggers and mark the index stale (`state_meta.fts_cjk_stale = '1'`); Hermes rebuilds it with
     `hermes sessions optimize-storage`. tdoc never loads native extensions itself."""
-    triggers = dict(schema.cjk_triggers)
+    triggers: dict[str, str] = dict(schema.cjk_triggers)
     if not triggers or not any(_fires(sql, changes) for sql in triggers.values()):
         return
     try:
@@ -182,35 +172,3 @@ def _prepare_cjk(conn: sqlite3.Connection, schema: plan.Schema, changes: list[pl
         "the CJK full-text index (cjk_unicode61) is not loadable here: following Hermes' convention, its "
         "triggers were dropped and state_meta.fts_cjk_stale=1; run `hermes sessions optimize-storage` to rebuild it"
     )
-
-
-def restore(path: Path, backup: Path) -> None:
-    """Put the backup back in place (see fixes.sqlite.restore_database)."""
-    restore_database(path, backup, "Hermes")
-
-
-def _copy_to(source: Path, output: Path | None) -> Path:
-    if output is None:
-        raise TdocError("--output needs a path")
-    if output.exists():
-        raise TdocError(f"{output}: already exists; choose a new path for the healed copy")
-    src = open_database(source)
-    try:
-        dest = sqlite3.connect(str(output))
-        try:
-            src.backup(dest)
-        finally:
-            dest.close()
-    finally:
-        src.close()
-    return output
-
-
-def _remaining(store: HermesDbStore, target: Path, sessions: list[str], keys: set[tuple]) -> list[Finding]:
-    from .store import HermesDbStore as _Store
-
-    after = _Store(target, store.display, Options())
-    try:
-        return [f for f in after.scan_sessions(sessions) if finding_key(f) in keys]
-    finally:
-        after.close()

@@ -7,18 +7,15 @@ gain them), a missing or NULL `active` reads as 1, `\\x00json:` content is decod
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import orjson
-
-from ...fixes.sqlite import columns, quote_ident, tables
-from ...model import TdocError
+from ... import values
+from ...errors import sqlite_failure
+from ...fixes.sqlite import columns, decode_text, open_readonly, quote_ident, tables
 from .content import decode_content
 
 KNOWN_SCHEMA_VERSION = 30
@@ -83,48 +80,11 @@ class SessionInfo:
     line: int | None = None  # export line
 
 
-def _decode_text(raw: bytes) -> str:
-    """SQLite TEXT to str without ever raising: lone surrogates and bad bytes survive for F507."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        try:
-            return raw.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            return raw.decode("utf-8", "surrogateescape")
-
-
-def wal_header(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(20)
-    except OSError:
-        return False
-    return len(header) >= 20 and header[18] == 2 and header[19] == 2
-
-
-def open_database(path: Path) -> sqlite3.Connection:
-    """A read-only connection that creates nothing next to the database.
-
-    A WAL-mode file with no `-wal` beside it has no writer and no uncheckpointed pages: open it
-    `immutable=1` (plain `mode=ro` would create `-wal`/`-shm`). With a live `-wal`, read through
-    `mode=ro` so the committed WAL pages are seen; a read-only directory falls back to immutable.
-    """
-    if not path.is_file():
-        raise TdocError(f"{path}: no such file")
-    has_wal = Path(f"{path}-wal").exists()
-    params = "mode=ro"
-    if (wal_header(path) and not has_wal) or (not os.access(path.parent, os.W_OK) and not has_wal):
-        params += "&immutable=1"
-    uri = f"file:{quote(str(path.resolve()))}?{params}"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=5.0)
-        conn.text_factory = _decode_text
-        conn.execute("PRAGMA query_only=ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TdocError(f"{path}: not a readable SQLite database ({exc})") from None
-    return conn
+def open_database(path: Path, display: str | None = None) -> sqlite3.Connection:
+    """A read-only connection that creates nothing next to the database and never waits
+    (`fixes.sqlite.open_readonly`: `immutable=1` for a WAL file with no `-wal`, TEXT decoded
+    without raising so lone surrogates and bad bytes survive for F507)."""
+    return open_readonly(path, display)
 
 
 def is_hermes_schema(conn: sqlite3.Connection) -> bool:
@@ -148,18 +108,22 @@ def schema_version(conn: sqlite3.Connection) -> int | None:
 class Database:
     """The tables of one Hermes database, read lazily."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, display: str = "the Hermes database") -> None:
         self.conn = conn
-        self.tables = tables(conn)
-        self.message_columns = [c for c in MESSAGE_COLUMNS if c in set(columns(conn, "messages"))]
-        self.session_columns = [c for c in SESSION_COLUMNS if c in set(columns(conn, "sessions"))]
-        self.version = schema_version(conn)
+        self.display = display
+        try:
+            self.tables = tables(conn)
+            self.message_columns = [c for c in MESSAGE_COLUMNS if c in set(columns(conn, "messages"))]
+            self.session_columns = [c for c in SESSION_COLUMNS if c in set(columns(conn, "sessions"))]
+            self.version = schema_version(conn)
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(display, exc) from None
 
     def _query(self, sql: str, params: tuple = ()) -> Iterator[tuple]:
         try:
             yield from self.conn.execute(sql, params)
-        except sqlite3.DatabaseError as exc:
-            raise TdocError(f"cannot read the Hermes database: {exc}") from None
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(self.display, exc) from None
 
     def sessions(self) -> dict[str, SessionInfo]:
         cols = self.session_columns
@@ -168,11 +132,11 @@ class Database:
             prompt_sql = ", (SELECT prompt FROM system_prompts p WHERE p.hash = s.system_prompt_hash)"
         sql = f"SELECT {', '.join('s.' + quote_ident(c) for c in cols)}{prompt_sql} FROM sessions s"
         out: dict[str, SessionInfo] = {}
-        for values in self._query(sql):
-            d = dict(zip(cols, values))
+        for cells in self._query(sql):
+            d = dict(zip(cols, cells))
             info = _session_info(d)
             if prompt_sql and info.system_prompt is None:
-                info.system_prompt = values[len(cols)]
+                info.system_prompt = values.text_or_none(cells[len(cols)])
             out[info.id] = info
         return out
 
@@ -197,24 +161,35 @@ class Database:
             while batch := cursor.fetchmany(512):
                 for values in batch:
                     yield row_from_values(values)
-        except sqlite3.DatabaseError as exc:
-            raise TdocError(f"cannot read the Hermes database: {exc}") from None
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(self.display, exc) from None
 
 
 def _session_info(d: dict[str, Any]) -> SessionInfo:
+    """Session columns under the reader-boundary rule: text fields are text, counts and times
+    finite numbers, anything else None (an export may hold any JSON type in any field)."""
+    text = values.text_or_none
     return SessionInfo(
         id=str(d.get("id")),
-        source=d.get("source"),
-        parent_session_id=d.get("parent_session_id"),
-        started_at=d.get("started_at"),
-        end_reason=d.get("end_reason"),
-        model=d.get("model"),
-        model_config=d.get("model_config"),
-        system_prompt=d.get("system_prompt"),
-        message_count=d.get("message_count"),
-        tool_call_count=d.get("tool_call_count"),
-        title=d.get("title"),
+        source=text(d.get("source")),
+        parent_session_id=text(d.get("parent_session_id")),
+        started_at=_number_or_none(d.get("started_at")),
+        end_reason=text(d.get("end_reason")),
+        model=text(d.get("model")),
+        model_config=d.get("model_config") if values.problem(d.get("model_config")) is None else None,
+        system_prompt=text(d.get("system_prompt")),
+        message_count=_int_or_none(d.get("message_count")),
+        tool_call_count=_int_or_none(d.get("tool_call_count")),
+        title=text(d.get("title")),
     )
+
+
+def _number_or_none(value: Any) -> float | None:
+    return value if _finite_number(value) else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and values.is_id(value) else None
 
 
 def session_from_mapping(d: dict[str, Any], line: int | None = None) -> SessionInfo:
@@ -228,7 +203,7 @@ def _flag(value: Any, default: bool) -> bool:
         return default
     try:
         return bool(int(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an SQLite REAL infinity
         return default
 
 
@@ -239,25 +214,104 @@ def _parse_tool_calls(raw: Any, problems: list[str]) -> list[Any] | None:
     value = raw
     if isinstance(raw, (str, bytes)):
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            problems.append(f"tool_calls is not valid JSON ({exc}); Hermes reads it as []")
+            value = values.loads(raw)
+        except ValueError as exc:  # not JSON, or outside the reader-boundary rule
+            problems.append(f"tool_calls is not valid JSON ({str(exc)[:120]}); Hermes reads it as []")
             return []
+    elif values.problem(raw):  # an export's parsed list
+        problems.append(f"tool_calls holds {values.problem(raw)}; read as []")
+        return []
     if not isinstance(value, list):
         problems.append("tool_calls is not a JSON list; Hermes reads it as []")
         return []
-    return value
+    return [_checked_call(i, call, problems) for i, call in enumerate(value)]
 
 
-def row_from_values(values: tuple) -> Row:
+_CALL_IDS = ("id", "call_id", "type")
+
+
+def _checked_call(index: int, call: Any, problems: list[str]) -> Any:
+    """A tool call whose ids are usable (text or integers; later code hashes them), else a copy
+    with the bad ones set to None and a problem (F504) saying so."""
+    if not isinstance(call, dict):
+        return call
+    bad = [k for k in _CALL_IDS if call.get(k) is not None and not values.is_id(call[k])]
+    fn = call.get("function")
+    fixed = {**call, **{k: None for k in bad}}
+    if isinstance(fn, dict) and fn.get("name") is not None and not isinstance(fn["name"], str):
+        fixed["function"] = {**fn, "name": None}
+        bad.append("function.name")
+    if not bad:
+        return call
+    problems.append(f"tool call {index} has {', '.join(bad)} of a type that is not text; read as null")
+    return fixed
+
+
+_TEXT_FIELDS = ("tool_call_id", "tool_name", "finish_reason", "reasoning", "reasoning_content", "display_kind",
+                "effect_disposition", "platform_message_id")
+
+
+def _all_text(*fields: Any) -> bool:
+    return all(v is None or v.__class__ is str for v in fields)
+
+
+def _all_plain(*fields: Any) -> bool:
+    """No field that needs a closer look: every one is None, text or an integer (SQLite's usual)."""
+    return all(v is None or v.__class__ is str or v.__class__ is int for v in fields)
+
+
+def _nested_field(name: str, value: Any, problems: list[str]) -> Any:
+    """A field that may hold parsed JSON (exports) or any SQLite value; None if it breaks the rule."""
+    why = values.problem(value)
+    if why is None:
+        return value
+    problems.append(f"{name} holds {why}")
+    return None
+
+
+def _text_field(name: str, value: Any, problems: list[str]) -> str | None:
+    """A text column as text: bytes decoded, anything else (a number, an export's list) dropped."""
+    if value is None or value.__class__ is str:
+        return value
+    if isinstance(value, bytes):
+        return decode_text(value)
+    problems.append(f"{name} is a {type(value).__name__}, not text")
+    return None
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and values.problem(value) is None
+
+
+def row_from_values(cells: tuple) -> Row:
     """A Row from the values of MESSAGE_COLUMNS, in that order."""
     (mid, session_id, role, content_raw, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
      token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
-     codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = values
+     codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells
     problems: list[str] = []
+    if not (mid is None or values.is_id(mid)):
+        problems.append(f"id is a {type(mid).__name__}, not an integer or text")
+        mid = None
+    if not _all_text(tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, display_kind,
+                     effect_disposition, platform_message_id):
+        (tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, display_kind, effect_disposition,
+         platform_message_id) = (_text_field(name, v, problems) for name, v in zip(_TEXT_FIELDS, (
+            tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, display_kind, effect_disposition,
+            platform_message_id)))
+    if timestamp is not None and not _finite_number(timestamp):
+        problems.append("timestamp is not a finite number")
+        timestamp = None
+    if not _all_plain(reasoning_details, codex_reasoning_items, codex_message_items, observed, token_count,
+                      content_raw):
+        reasoning_details = _nested_field("reasoning_details", reasoning_details, problems)
+        codex_reasoning_items = _nested_field("codex_reasoning_items", codex_reasoning_items, problems)
+        codex_message_items = _nested_field("codex_message_items", codex_message_items, problems)
+        observed = _nested_field("observed", observed, problems)
+        token_count = _nested_field("token_count", token_count, problems)
+        content_raw = _nested_field("content", content_raw, problems)
     if isinstance(content_raw, bytes):
         problems.append("content is stored as a BLOB, not TEXT")
-        content_raw = _decode_text(content_raw)
+        content_raw = decode_text(content_raw)
     content = content_raw
     if isinstance(content_raw, str) and content_raw.startswith("\x00"):
         content, err = decode_content(content_raw)

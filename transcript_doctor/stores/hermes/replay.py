@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
+from ...errors import sqlite_failure
 from ...text import json_safe
 from .plan import id_order
 from .reader import Row
@@ -52,4 +54,7 @@ def _sessions_with_rows(store: Any) -> set[str]:
 
 def _db_with_rows(store: Any) -> set[str]:
     conn = store.connection()
-    return {r[0] for r in conn.execute("SELECT DISTINCT session_id FROM messages")}
+    try:
+        return {r[0] for r in conn.execute("SELECT DISTINCT session_id FROM messages")}
+    except (sqlite3.Error, UnicodeError) as exc:
+        raise sqlite_failure(store.display, exc) from None

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from ... import values
+from ...encode import dumps
 from ...model import Loc, Message, Part, ToolCall
 from .content import (
     EMPTY_TOOL_RESPONSE_NUDGE,
@@ -53,10 +53,11 @@ class Dropped:
 
 
 def _json_or_raw(value: Any) -> Any:
+    """A JSON text column parsed under the reader-boundary rule (`values.loads`), else as stored."""
     if isinstance(value, str):
         try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
+            return values.loads(value)
+        except ValueError:
             return value
     return value
 
@@ -150,7 +151,7 @@ def _tool_call(item: Any) -> ToolCall:
     fn = item.get("function") if isinstance(item.get("function"), dict) else {}
     args = fn.get("arguments")
     if args is not None and not isinstance(args, str):
-        args = orjson.dumps(args).decode()
+        args = dumps(args)  # orjson, or escaped JSON for values orjson refuses (lone surrogates)
     call_id = item.get("id") or item.get("call_id") or ""
     return ToolCall(id=str(call_id), name=str(fn.get("name") or item.get("name") or ""), arguments=args)
 

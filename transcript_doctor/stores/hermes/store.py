@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ...conversation import Conversation
+from ...errors import sqlite_failure
 from ...fixes.sqlite import SQLITE_MAGIC, columns, integrity_problems
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from ..options import SqliteOptions
 from . import plan
 from .checks import SessionScan, scan_session, session_pass
@@ -28,14 +30,20 @@ class HermesDbStore(Store):
         super().__init__(path, display)
         self._conn: sqlite3.Connection | None = None
         self._db: Database | None = None
-        db = self.database()
-        if not is_hermes_schema(self.connection()):
+        try:
+            db = self.database()
+            if not is_hermes_schema(self.connection()):
+                raise TdocError(f"{display}: a SQLite database, but not a Hermes state.db (no sessions/messages tables)")
+            self.version = db.version
+            self.sessions: dict[str, SessionInfo] = db.sessions()
+            self._records = db.message_count()
+            self.schema = _schema(self.connection())
+        except (sqlite3.Error, UnicodeError) as exc:
             self.close()
-            raise TdocError(f"{display}: a SQLite database, but not a Hermes state.db (no sessions/messages tables)")
-        self.version = db.version
-        self.sessions: dict[str, SessionInfo] = db.sessions()
-        self._records = db.message_count()
-        self.schema = _schema(self.connection())
+            raise sqlite_failure(display, exc) from None
+        except BaseException:
+            self.close()
+            raise
         self.actions: dict[tuple, list[plan.Action]] = {}
         self.kept_rows: dict[Any, Row] = {}
         self._native = session_pass()
@@ -44,12 +52,12 @@ class HermesDbStore(Store):
 
     def connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = open_database(self.path)
+            self._conn = open_database(self.path, self.display)
         return self._conn
 
     def database(self) -> Database:
         if self._db is None or self._conn is None:
-            self._db = Database(self.connection())
+            self._db = Database(self.connection(), self.display)
         return self._db
 
     def reopen(self) -> HermesDbStore:
@@ -134,16 +142,13 @@ class HermesDbStore(Store):
                             "table": "messages", "role": e.row.role}
         return None
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        from .heal import heal
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        from .heal import plan_heal
 
-        return heal(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        from .heal import restore
-
-        self.close()
-        restore(self.path, backup)
+        if "id" not in self.schema.message_columns:  # rows cannot be addressed (a renamed or missing column)
+            raise TdocError(f"{self.display}: the messages table has no id column, so tdoc cannot address the rows "
+                            "to heal; this is not a schema Hermes writes")
+        return plan_heal(self, findings, options)
 
 
 def _schema(conn: sqlite3.Connection) -> plan.Schema:

@@ -11,8 +11,9 @@ from typing import Any
 import orjson
 
 from ...conversation import Conversation
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from ..options import KimiOptions
 from .checks import suite as checks
 from .replay.driver import KimiReplay, projected, replay_file, replay_object, replay_stream
@@ -79,12 +80,7 @@ class KimiStore(Store):
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
         return checks.native_findings(self, self.engines(options), codes)
 
-    def restore(self, backup: Path) -> None:
-        from ...fixes.atomic import restore
-
-        restore(backup, self.path, self.path.stat().st_mode & 0o7777)
-
-    def heal(self, findings: list, options: HealOptions) -> HealResult:
+    def plan_heal(self, findings: list, options: HealOptions) -> HealPlan:
         if self.readonly:
             raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")
         from .heal.driver import heal_store

@@ -50,6 +50,7 @@ class Context:
             session=self.view.session.id, position=position, evidence=evidence or {},
             line=loc.line if loc else None, end_line=loc.end_line if loc else None,
             row=loc.row if loc else None, table=loc.table if loc else None,
+            subject=f"{loc.table or 'export'}:{loc.row if loc.row is not None else loc.line}" if loc else None,
         )
 
 

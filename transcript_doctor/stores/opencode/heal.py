@@ -1,7 +1,7 @@
 """Healing OpenCode stores: delete the parts and messages the fixes name, nothing else.
 
-Databases: one `BEGIN IMMEDIATE` transaction through `fixes.sqlite.heal_database` (backup API
-first, exit 3 when another process holds a lock, `quick_check` before commit). Inside the
+Databases: the heal pipeline runs the plan in one `BEGIN IMMEDIATE` transaction (backup first,
+exit 3 when another process holds a lock, `quick_check` before commit; docs/heal.md). Inside the
 transaction, before anything is deleted, the sessions concerned are read again and checked
 again: every fix asked for must still be produced by the current rows, otherwise the store
 changed since the scan and nothing is written (exit 3). Parts are deleted explicitly before
@@ -19,13 +19,11 @@ import difflib
 import json
 import sqlite3
 from collections.abc import Iterable
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ...fixes.atomic import backup_path_for, check_writable, make_backup, write_atomic
-from ...fixes.sqlite import backup_database, heal_database, restore_database
+from ...heal.plan import BytesWrite, HealPlan, SqlWrite, patch_name
 from ...model import Edit, Finding, RefusedError, TdocError
-from ..base import HealOptions, HealResult
+from ..base import HealOptions
 from .checks import session_findings
 from .reader import DbReader
 from .runs import analyse
@@ -62,7 +60,7 @@ class Plan:
         return bool(self.parts or self.messages)
 
     def statements(self) -> list[tuple[str, tuple[str, ...]]]:
-        out = [("DELETE FROM part WHERE id = ?", (pid,)) for pid in self.parts]
+        out: list[tuple[str, tuple[str, ...]]] = [("DELETE FROM part WHERE id = ?", (pid,)) for pid in self.parts]
         out += [("DELETE FROM message WHERE id = ?", (mid,)) for mid in self.messages]
         return out
 
@@ -76,9 +74,9 @@ class Plan:
         lines.append("COMMIT;")
         return "\n".join(lines) + "\n"
 
-    def edits(self) -> list[dict[str, Any]]:
-        return [Edit("delete", table="part", row=p).as_dict() for p in self.parts] + [
-            Edit("delete", table="message", row=m).as_dict() for m in self.messages
+    def edit_list(self) -> list[Edit]:
+        return [Edit("delete", table="part", row=p) for p in self.parts] + [
+            Edit("delete", table="message", row=m) for m in self.messages
         ]
 
 
@@ -93,9 +91,8 @@ def _plan(findings: Iterable[Finding], options: HealOptions) -> Plan:
     return plan
 
 
-def _result(store: Any, plan: Plan) -> HealResult:
-    return HealResult(path=store.display, format=store.format, changed=bool(plan), applied=plan.applied,
-                      skipped=plan.skipped, edits=plan.edits())
+def _heal_plan(plan: Plan) -> HealPlan:
+    return HealPlan(applied=plan.applied, skipped=plan.skipped, edits=plan.edit_list())
 
 
 # --------------------------------------------------------------------------- databases
@@ -134,41 +131,13 @@ def _apply(conn: sqlite3.Connection, store: Any, plan: Plan) -> None:
             raise RefusedError(f"{store.display}: message {mid} gained {left} part(s) during the heal; rolled back")
 
 
-def heal_db(store: Any, findings: list[Finding], options: HealOptions) -> HealResult:
+def plan_db(store: Any, findings: list[Finding], options: HealOptions) -> HealPlan:
+    """Row deletions, run by the pipeline in one transaction after `_verify` re-read the rows."""
     plan = _plan(findings, options)
-    result = _result(store, plan)
-    result.diff = plan.sql() if plan else None
-    if not plan or options.mode == "dry-run":
-        return result
-    target = Path(store.path)
-    if options.mode == "output":
-        target = _copy_database(store, options.output)
-    backup = options.backup and options.mode == "in-place"
-    try:
-        made = heal_database(target, [], backup=backup, backup_dir=options.backup_dir,
-                             after=lambda conn: _apply(conn, store, plan))
-    except BaseException:
-        if options.mode == "output":
-            target.unlink(missing_ok=True)  # never leave a half-healed copy behind
-        raise
-    result.written = True
-    result.backup = str(made) if made else None
-    result.output = str(target) if options.mode == "output" else None
-    return result
-
-
-def restore_db(path: Path, backup: Path) -> None:
-    """Put the backup back in place (see fixes.sqlite.restore_database)."""
-    restore_database(path, backup, "OpenCode")
-
-
-def _copy_database(store: Any, output: Path | None) -> Path:
-    if output is None:
-        raise TdocError("--output needs a path")
-    if output.exists():
-        raise TdocError(f"{output}: already exists; choose a new path")
-    backup_database(store.conn, output, (Path(store.path).stat().st_mode & 0o777) | 0o200)
-    return output
+    out = _heal_plan(plan)
+    if plan:
+        out.write = SqlWrite(lambda conn: _apply(conn, store, plan), plan.sql())
+    return out
 
 
 # --------------------------------------------------------------------------- exports
@@ -191,40 +160,30 @@ def _edited(doc: dict[str, Any], plan: Plan) -> dict[str, Any]:
     return {**doc, "messages": messages}
 
 
-def heal_export(store: Any, findings: list[Finding], options: HealOptions) -> HealResult:
+def plan_export(store: Any, findings: list[Finding], options: HealOptions) -> HealPlan:
+    """The whole export re-serialised without the deleted messages and parts."""
     plan = _plan(findings, options)
-    result = _result(store, plan)
+    out = _heal_plan(plan)
+    out.read_as = store.fingerprint
     if not plan:
-        return result
+        return out
     original: bytes = store.data
     doc = json.loads(original.decode("utf-8-sig"))
     if _render(doc) not in (original, original.rstrip(b"\n") + b"\n"):
         raise TdocError(f"{store.display}: cannot rewrite this export without reformatting it; "
                         "heal the database it came from, or `opencode import` it and heal that")
-    keep_newline = original.endswith(b"\n")
     new = _render(_edited(doc, plan))
-    new = new if keep_newline else new.rstrip(b"\n")
-    result.diff = _diff(store.display, original, new)
-    if options.mode == "dry-run":
-        return result
-    path = Path(store.path)
-    st = check_writable(path) if options.mode == "in-place" else path.stat()
-    target = path if options.mode == "in-place" else options.output
-    if target is None:
-        raise TdocError("--output needs a path")
-
-    def produce(out: IO[bytes]) -> None:
-        out.write(new)
-
-    if options.mode == "in-place" and options.backup:
-        result.backup = str(make_backup(path, backup_path_for(path, options.backup_dir), st.st_mode & 0o777))
-    write_atomic(target, produce, mode=st.st_mode & 0o777, expected=store.fingerprint, original=path)
-    result.written = True
-    result.output = str(target) if options.mode == "output" else None
-    return result
+    new = new if original.endswith(b"\n") else new.rstrip(b"\n")
+    name = patch_name(store.display)
+    out.write = BytesWrite(new, _diff(f"a/{name}", f"b/{name}", original, new))
+    return out
 
 
-def _diff(display: str, old: bytes, new: bytes) -> str:
-    a = old.decode("utf-8-sig").splitlines(keepends=True)
+def _diff(old_name: str, new_name: str, old: bytes, new: bytes) -> str:
+    a = old.decode("utf-8").splitlines(keepends=True)
     b = new.decode("utf-8").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, fromfile=display, tofile=f"{display} (healed)"))
+    lines = []
+    for line in difflib.unified_diff(a, b, fromfile=old_name, tofile=new_name):
+        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(lines)
+

@@ -27,8 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from ...encode import dumps
 from ...model import Loc, Message, Part, ToolCall
 from .reader import OcMessage, OcPart
 
@@ -177,7 +176,7 @@ def _tool_output(out: Projection, msg: OcMessage, p: OcPart) -> tuple[str, bool,
             out.anomalies.append({"kind": "tool_output_cleared", "message": msg.id, "part": p.id})
             return CLEARED_OUTPUT, False, False
         output = state.get("output")
-        return (output if isinstance(output, str) else orjson.dumps(output).decode()), False, False
+        return (output if isinstance(output, str) else dumps(output)), False, False
     if status == "error":
         meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
         if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
@@ -195,7 +194,7 @@ def _arguments(state: Any) -> str | None:
     value = state.get("input") if isinstance(state, dict) else None
     if value is None:
         return None
-    return value if isinstance(value, str) else orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return value if isinstance(value, str) else dumps(value)  # escaped JSON when orjson refuses (lone surrogates)
 
 
 def _assistant(out: Projection, msg: OcMessage, same_model: bool) -> None:

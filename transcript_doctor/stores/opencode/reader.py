@@ -15,19 +15,16 @@ every message and part also gets the 1-based lines it spans in the file.
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import orjson
-
-from ...fixes.sqlite import SQLITE_MAGIC, columns, quote_ident, tables
+from ... import values
+from ...errors import sqlite_failure
+from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
 from ...model import Loc, TdocError
 
 MESSAGE_TABLE = "message"
@@ -87,14 +84,13 @@ class OcSession:
 
 
 def decode_json(raw: Any) -> Any:
-    """orjson first; the stdlib takes what JS JSON.parse takes but orjson refuses (lone surrogates)."""
+    """JSON as JS JSON.parse reads it (lone surrogates too), under the reader-boundary rule of
+    `transcript_doctor.values` (no Infinity, no nesting orjson cannot write back)."""
     if isinstance(raw, memoryview):
         raw = bytes(raw)
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        return json.loads(text)
+    if not isinstance(raw, (bytes, str)):
+        raise TypeError(f"a {type(raw).__name__}, not JSON text")
+    return values.loads(raw)
 
 
 def _decode_row(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -121,34 +117,14 @@ def _text(raw: Any) -> str | None:
 # --------------------------------------------------------------------------- database
 
 
-def open_db(path: Path) -> sqlite3.Connection:
-    """A read-only connection that creates nothing beside the database.
+def open_db(path: Path, display: str | None = None) -> sqlite3.Connection:
+    """A read-only connection that creates nothing beside the database and never waits.
 
-    OpenCode keeps its database in WAL mode. With no `-wal` file beside it no process has it
-    open, and `immutable=1` reads it without the `-wal`/`-shm` files a plain `mode=ro` open
-    would create. With a `-wal` file, `mode=ro` reads the committed WAL pages too (a read-only
-    directory falls back to immutable, as SQLite could not use the shared memory file).
+    OpenCode keeps its database in WAL mode: with no `-wal` file beside it no process has it
+    open and it is read `immutable=1`; with one, `mode=ro` reads the committed WAL pages too
+    (`fixes.sqlite.open_readonly`).
     """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(100)
-    except OSError as exc:
-        raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not head.startswith(SQLITE_MAGIC):
-        raise TdocError(f"{path}: not an SQLite database")
-    wal = len(head) >= 20 and head[18] == 2 and head[19] == 2
-    has_wal = Path(f"{path}-wal").exists()
-    params = "mode=ro"
-    if not has_wal and (wal or not os.access(path.parent, os.W_OK)):
-        params += "&immutable=1"
-    try:
-        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{params}", uri=True, timeout=5.0)
-        conn.execute("PRAGMA query_only=ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TdocError(f"{path}: not a readable SQLite database ({exc})") from None
-    return conn
-
+    return open_readonly(path, display)
 
 
 @dataclass(slots=True)
@@ -167,9 +143,9 @@ class DbReader:
         self.display = display
         try:
             names = tables(conn)
-        except sqlite3.DatabaseError as exc:
-            raise TdocError(f"{display}: cannot read the schema ({exc})") from None
-        self.cols = {t: set(columns(conn, t)) for t in (MESSAGE_TABLE, PART_TABLE, SESSION_TABLE) if t in names}
+            self.cols = {t: set(columns(conn, t)) for t in (MESSAGE_TABLE, PART_TABLE, SESSION_TABLE) if t in names}
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(display, exc, "read the schema of") from None
         for table, needed in REQUIRED.items():
             missing = [c for c in needed if c not in self.cols.get(table, ())]
             if missing:
@@ -178,8 +154,8 @@ class DbReader:
     def _query(self, sql: str, params: tuple = ()) -> Iterator[tuple]:
         try:
             yield from self.conn.execute(sql, params)
-        except sqlite3.DatabaseError as exc:
-            raise TdocError(f"{self.display}: read failed ({exc})") from None
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(self.display, exc) from None
 
     def count(self, table: str) -> int:
         return next(self._query(f"SELECT count(*) FROM {quote_ident(table)}"))[0]
@@ -256,7 +232,7 @@ class _Walker:
 
     def __init__(self, text: str) -> None:
         self.s = text
-        self.decoder = json.JSONDecoder()
+        self.decoder = values.DECODER  # no Infinity/NaN; nesting is checked per record
         self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
 
     def line(self, offset: int) -> int:
@@ -355,6 +331,10 @@ def _add_export_message(session: OcSession, entry: dict[str, Any]) -> int:
         session.problems.append(RecordProblem(session.id, None, None, "message entry without an info object", line))
         return 0
     mid = info["id"]
+    unusable = values.problem(body)
+    if unusable:
+        session.problems.append(RecordProblem(session.id, None, mid, f"message holds {unusable}", line))
+        return 0
     msg = OcMessage(mid, session.id, {**info, "sessionID": info.get("sessionID", session.id)},
                     loc=Loc(line=line, end_line=end_line))
     parts = body.get("parts")

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ...conversation import Conversation
-from ...fixes.atomic import Fingerprint
+from ...fixes.fingerprint import Fingerprint
 from ...fixes.sqlite import SQLITE_MAGIC, integrity_problems
+from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules import finding
-from ..base import HealOptions, HealResult, Options, Store, StoreKind
+from ..base import HealOptions, Options, Store, StoreKind
 from ..options import SqliteOptions
 from .checks import session_pass
 from .reader import (
@@ -54,7 +55,7 @@ class OpencodeDbStore(Store):
 
     def __init__(self, path: Path, display: str, options: Options) -> None:
         super().__init__(path, display)
-        self.conn = open_db(path)
+        self.conn = open_db(path, display)
         try:
             self.reader = DbReader(self.conn, display)
             self.rows = self.reader.sessions()
@@ -114,15 +115,10 @@ class OpencodeDbStore(Store):
         row = rows[0] if session else max(rows, key=lambda r: (r.updated if isinstance(r.updated, (int, float)) else -1))
         return _location(analyse(self.reader.read_session(row)), position)
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        from .heal import heal_db
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        from .heal import plan_db
 
-        return heal_db(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        from .heal import restore_db
-
-        restore_db(self.path, backup)
+        return plan_db(self, findings, options)
 
     def close(self) -> None:
         self.conn.close()
@@ -172,15 +168,10 @@ class OpencodeExportStore(Store):
             return None
         return _location(analyse(self.session), position)
 
-    def heal(self, findings: list[Finding], options: HealOptions) -> HealResult:
-        from .heal import heal_export
+    def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
+        from .heal import plan_export
 
-        return heal_export(self, findings, options)
-
-    def restore(self, backup: Path) -> None:
-        from ...fixes.atomic import restore
-
-        restore(backup, self.path, self.path.stat().st_mode & 0o7777)
+        return plan_export(self, findings, options)
 
 
 class OpencodeDbKind(StoreKind):

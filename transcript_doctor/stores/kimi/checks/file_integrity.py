@@ -73,7 +73,8 @@ def _text_findings(state: Any, mk: Any) -> Iterator[Finding]:
             args = call.get("arguments") if isinstance(call, dict) else None
             if isinstance(args, str) and not _is_json(args):
                 yield mk("F508", f"tool call {call.get('id')!r} has arguments that are not valid JSON",
-                         line=line, engine="both", evidence={"toolCallId": call.get("id"), "arguments": excerpt(args)})
+                         line=line, engine="both", evidence={"toolCallId": call.get("id"), "arguments": excerpt(args)},
+                         subject=f"call:{call.get('id')}")
 
 
 def _listed(value: Any) -> list[Any]:
@@ -103,11 +104,12 @@ def _is_json(text: str) -> bool:
 def _maker(store: Any, session: Any) -> Any:
     def make(code: str, message: str, *, line: int | None, engine: str | None, fix: Fix | None = None,
              evidence: dict[str, Any], end_line: int | None = None, position: int | None = None,
-             severity: str | None = None) -> Finding:
+             severity: str | None = None, subject: str | None = None) -> Finding:
         if session.member:
             evidence = {**evidence, "member": session.member}
         return finding(code, message, path=store.display, format=store.format, session=session.id,
                        line=line, end_line=end_line if end_line is not None else line, position=position,
-                       engine=engine, fix=fix, evidence=evidence, severity=severity)  # type: ignore[arg-type]
+                       engine=engine, fix=fix, evidence=evidence, severity=severity,  # type: ignore[arg-type]
+                       subject=subject)
 
     return make

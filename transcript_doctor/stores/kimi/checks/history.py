@@ -13,7 +13,15 @@ from ....text import excerpt
 from ..engines.messages import public
 from ..projection.request import is_empty_assistant
 from ..replay.driver import projected
-from ..replay.step_edits import count_edit, is_phantom, new_count, removable_steps, step_delete_edits, step_is_vacuous
+from ..replay.step_edits import (
+    count_edit,
+    is_phantom,
+    new_count,
+    removable_steps,
+    step_delete_edits,
+    step_is_vacuous,
+    step_subject,
+)
 from ..replay.step_index import StepRecords
 
 
@@ -34,7 +42,7 @@ def step_findings(mk: Any, state: Any) -> Iterator[Finding]:
             yield mk("C203", f"step {uuid} {how} (a failed or abandoned attempt); {kept}",
                      line=step.begin, end_line=step.lines[-1], engine="both", fix=fix,
                      evidence={"step": uuid, "vacuous": vacuous, "finishReason": step.finish,
-                               "v2_dropped": uuid in state.v2_dropped})
+                               "v2_dropped": uuid in state.v2_dropped}, subject=step_subject(uuid))
 
 
 def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Finding:
@@ -53,7 +61,8 @@ def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Findi
             "records remain and v1 counted it where v2 did not")
     return mk(VACUOUS.code, text, line=step.begin, end_line=step.lines[-1], engine="v1", position=position,
               severity=severity, fix=_remove_fix(step, "vacuous"),
-              evidence={"step": uuid, "records": len(step.lines), "in_live_history": live})
+              evidence={"step": uuid, "records": len(step.lines), "in_live_history": live},
+              subject=step_subject(uuid))
 
 
 def _remove_fix(step: StepRecords, what: str) -> Fix:
@@ -86,7 +95,7 @@ def has_misaligned_compaction(state: Any) -> bool:
 
 def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
     removable = set(removable_steps(state))
-    for lc in state.legacy:
+    for ordinal, lc in enumerate(state.legacy):
         if not lc.dropped_below:
             continue
         d = len(lc.dropped_below)
@@ -103,7 +112,8 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
                  line=lc.line, engine="v2", fix=fix,
                  evidence={"D": d, "field": lc.field, "count": lc.count, "new_count": value,
                            "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch,
-                           "step_lines": _step_ranges(state, lc.dropped_below)})
+                           "step_lines": _step_ranges(state, lc.dropped_below)},
+                 subject=f"legacy-compaction:{ordinal}")
 
 
 def _step_ranges(state: Any, uuids: list[Any]) -> list[list[int]]:

@@ -10,13 +10,14 @@ one streamed replay of the whole healed journal, the same one that is hashed for
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from ....fixes.jsonl import LinePlan, iter_applied
+from ....heal.plan import HealPlan, LineWrite
 from ....model import Edit, Finding, TdocError
-from ...base import HealOptions, HealResult
-from ..replay.driver import KimiReplay, replay_stream
+from ...base import HealOptions
+from ..replay.driver import KimiReplay
+from ..replay.step_edits import step_subject
 from .plan import KimiPlan, initial_plan
 from .verify import verify_plan
 
@@ -67,55 +68,46 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 # --------------------------------------------------------------------------- the store's heal
 
 
-def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> HealResult:
-    from .write import write_healed
+
+def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> HealPlan:
+    """The pipeline's plan (docs/heal.md): the verified edits, the hash of the healed bytes, and
+    a store view of the healed replay for the pipeline to scan before anything is written."""
+    from ..store import KimiStore, Session
 
     session = store.sessions[0]
     state = session.replay
     plan = plan_heal(state, findings, writing=options.mode != "dry-run")
     edits = plan.edits(state)
-    skipped = plan.skipped
-    result = HealResult(path=store.display, format=store.format, skipped=skipped, warnings=plan.warnings)
-    result.edits = [e.as_dict() for e in edits]
-    skipped_steps = {s["step"] for s in skipped}
-    result.applied = [f for f in findings if f.fix and not _touches_skipped(state, f, skipped_steps)]
-    result.changed = bool(edits)
-    result.extra = {"removed_steps": plan.removed, "tombstoned_steps": plan.tombstoned,
-                    "compaction_changes": plan.compaction_changes(state), "verification_replays": plan.replays}
-    if not result.changed:
-        return result
+    skipped_steps = {s["step"] for s in plan.skipped}
+    applied = [f for f in findings if f.fix and not _touches_skipped(state, f, skipped_steps)]
+    out = HealPlan(applied=applied, skipped=plan.skipped, warnings=plan.warnings, edits=edits,
+                   read_as=state.fingerprint, kept=_kept(state, findings, skipped_steps))
+    out.extra = {"removed_steps": plan.removed, "tombstoned_steps": plan.tombstoned,
+                 "compaction_changes": plan.compaction_changes(state), "verification_replays": plan.replays}
+    if not edits:
+        return out
+    out.write = LineWrite(tuple(edits), plan.healed_sha256)
     if options.mode == "dry-run":  # a preview: what the verified plan leaves behind
-        applied = {id(f) for f in result.applied}
-        result.remaining = [f for f in findings if id(f) not in applied]
-        write_healed(store, state, LinePlan.from_edits(edits), options, result)
-        return result
-    result.remaining = _check_healed(store, session, plan.healed)  # type: ignore[arg-type]
-    survivors = _survivors(result)
-    if survivors:
-        raise TdocError(f"{store.display}: {survivors[0].code} would survive this heal; nothing written")
-    if plan.healed_sha256 is None:  # every write compares its bytes with the verified ones
-        raise TdocError(f"{store.display}: internal: the heal has no verified hash; nothing written")
-    write_healed(store, state, LinePlan.from_edits(edits), options, result, plan.healed_sha256)
-    result.verified = True
-    return result
+        done = {id(f) for f in applied}
+        out.remaining = [f for f in findings if id(f) not in done]
+        return out
+    if plan.healed_sha256 is None or plan.healed is None or plan.healed.engines_only:
+        raise TdocError(f"{store.display}: internal: the heal kept no verified replay; nothing written")
+    out.verified = True
+    out.healed = KimiStore(store.path, store.display, [Session(session.id, session.member, plan.healed)],
+                           readonly=True)
+    return out
 
 
-def _check_healed(store: Any, session: Any, healed: KimiReplay) -> list[Finding]:
-    """The findings of the healed journal, from the replay that verified it."""
-    from ....core import ScanConfig, check_store
-    from ..store import KimiStore, Session
-
-    if healed.engines_only:
-        raise TdocError(f"{store.display}: internal: the heal kept no checkable replay; nothing written")
-    view = KimiStore(store.path, store.display, [Session(session.id, session.member, healed)], readonly=True)
-    return check_store(view, ScanConfig())
-
-
-def _survivors(result: HealResult) -> list[Finding]:
-    from ....healing import identity
-
-    fixed = {identity(f) for f in result.applied}
-    return [f for f in result.remaining if f.fix and f.fix.applicability == "safe" and identity(f) in fixed]
+def _kept(state: KimiReplay, findings: list[Finding], skipped: set[Any]) -> frozenset[str]:
+    """Subjects of the findings whose steps the plan checked and kept."""
+    if not skipped:
+        return frozenset()
+    kept = {step_subject(uuid) for uuid in skipped}
+    for f in findings:
+        if f.subject is not None and f.code in STEP_CODES and f.fix and set(_steps_of(state, f.fix.edits)) & skipped:
+            kept.add(f.subject)
+    return frozenset(kept)
 
 
 def _touches_skipped(state: KimiReplay, f: Finding, skipped: set[Any]) -> bool:
@@ -124,11 +116,3 @@ def _touches_skipped(state: KimiReplay, f: Finding, skipped: set[Any]) -> bool:
         return False
     steps = set(_steps_of(state, f.fix.edits)) if f.fix else set()
     return bool(steps & skipped)
-
-
-def heal_meta(path: Path, findings: list[Finding]) -> dict[str, Any]:
-    """`removed_steps` and `compaction_changes` for a journal (what the heal fixtures record)."""
-    with open(path, "rb") as fh:
-        state = replay_stream(path, fh, full=False)
-    plan = plan_heal(state, findings)
-    return {"removed_steps": plan.removed, "compaction_changes": plan.compaction_changes(state)}

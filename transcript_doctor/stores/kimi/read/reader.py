@@ -8,13 +8,14 @@ exceptions. The metadata header is recognised and in-memory migrations that touc
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from .... import values
 
 READ_BUFFER = 1 << 20  # line iteration over a 1 MiB buffer costs half what the default 8 KiB costs
 KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
@@ -58,17 +59,10 @@ class ReadStats:
 
 
 def parse_line(raw: bytes) -> Any:
-    """orjson first; the stdlib accepts what JS JSON.parse accepts but orjson refuses (lone surrogates)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" in str(exc) or "recursion" in str(exc).lower():
-            raise ValueError("JSON nested too deeply") from None
-        text = raw.decode("utf-8")  # UnicodeDecodeError propagates: not UTF-8
-        try:
-            return json.loads(text)
-        except RecursionError:
-            raise ValueError("JSON nested too deeply") from None
+    """One line's JSON value under the reader-boundary rule (`transcript_doctor.values`): what JS
+    JSON.parse accepts (lone surrogates too) minus what later stages cannot use (Infinity, nesting
+    orjson cannot write). Raises ValueError (UnicodeDecodeError for bytes that are not UTF-8)."""
+    return values.loads(raw)
 
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
@@ -127,6 +121,7 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
     offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
+    may_be_deep, depth_exceeds, deep_text = values.may_be_deep, values.depth_exceeds, 2 * values.MAX_DEPTH
     crlf = False
     try:
         for raw in fh:
@@ -141,13 +136,15 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
                 crlf = stats.crlf = True
             try:
                 obj = loads(raw)
+                if offset - start >= deep_text and may_be_deep(raw) and depth_exceeds(obj):
+                    raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
                 body = _body(raw)
                 if not body.strip():
                     continue
                 try:
                     obj = parse_line(body)
-                except (ValueError, UnicodeDecodeError) as exc:
+                except ValueError as exc:  # UnicodeDecodeError and values.ValueProblem too
                     # Only the last line can lack its newline: a torn write, which the runtimes drop.
                     kind = "torn" if not stats.final_newline else "corrupt"
                     problem = LineProblem(number, start, kind, _describe(exc), len(body))
@@ -185,6 +182,8 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
 def _describe(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"invalid UTF-8 at byte {exc.start} of the line"
+    if isinstance(exc, values.ValueProblem):
+        return f"a value tdoc cannot carry: {exc}"
     return f"invalid JSON ({str(exc).splitlines()[0][:120]})"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ....fixes.atomic import Fingerprint
+from ....fixes.fingerprint import Fingerprint
 from ....text import excerpt
 from ..engines import compaction as cx
 from ..engines.engine_v1 import EngineV1, crash_text

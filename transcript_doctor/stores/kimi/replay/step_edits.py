@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ....model import Edit
+from ....model import Edit, RefusedError
 from .driver import KimiReplay, LegacyCompaction
 from .step_index import StepRecords
 
@@ -41,6 +41,11 @@ def removable_steps(state: KimiReplay) -> list[Any]:
         if uuid in state.v2_dropped or (is_phantom(step) and step_is_vacuous(state, step)):
             out.append(uuid)
     return out
+
+
+def step_subject(uuid: Any) -> str:
+    """The `Finding.subject` of a finding about a step: what the heal matches before and after."""
+    return f"step:{uuid}"
 
 
 def step_delete_edits(step: StepRecords) -> tuple[Edit, ...]:
@@ -111,6 +116,8 @@ def read_line(state: KimiReplay, offset: int) -> bytes:
     with open(state.path, "rb") as fh:
         fh.seek(offset)
         line = fh.readline()
+    if not line.strip():  # the journal shrank or was replaced since it was read
+        raise RefusedError(f"{state.path}: changed while tdoc was working on it (no record at byte {offset} any more)")
     return line.rstrip(b"\n").rstrip(b"\r")
 
 

@@ -1,0 +1,111 @@
+"""`tdoc heal` as a user runs it: patches `git apply` accepts, --in-place --diff, unsafe fixes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from transcript_doctor.cli import app
+
+from .heal_support import ROOT, database, journal, tdoc
+from .kimi.builders import Journal, think
+
+runner = CliRunner()
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def _crlf_journal(path: Path) -> Path:
+    journal(path)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    return path
+
+
+def _torn_tail_journal(path: Path) -> Path:
+    j = Journal().user("u0").step("v0", [think()], finish="filtered").user("u1")
+    j.write(path)
+    with open(path, "ab") as fh:
+        fh.write(b'{"type": "context.append_mess')  # a crash mid-write: no newline at the end
+    return path
+
+
+MAKERS = {"journal": journal, "crlf-journal": _crlf_journal, "torn-tail": _torn_tail_journal}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("kind", sorted(MAKERS))
+def test_the_diff_on_stdout_is_a_patch_git_apply_accepts(tmp_path: Path, kind: str) -> None:
+    name = "wire.jsonl"
+    (tmp_path / "sessions").mkdir()
+    path = MAKERS[kind](tmp_path / "sessions" / name)
+    reference = tmp_path / "healed"
+    assert tdoc("heal", str(path), "--output", str(reference)).returncode == 0
+    patch = subprocess.run([sys.executable, "-m", "transcript_doctor", "heal", "--diff", f"sessions/{name}"],
+                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "60"},
+                           capture_output=True)  # bytes: a CRLF patch must keep its CRs
+    assert patch.returncode == 1, patch.stderr  # a dry run with something to change
+    assert patch.stdout.startswith(f"--- a/sessions/{name}\n+++ b/sessions/{name}\n@@ ".encode())
+    assert b"would heal" in patch.stderr and b"would heal" not in patch.stdout  # the summary is on stderr
+    (tmp_path / "fix.patch").write_bytes(patch.stdout)
+    assert _git(tmp_path, "init", "-q").returncode == 0
+    applied = _git(tmp_path, "apply", "fix.patch")
+    assert applied.returncode == 0, applied.stderr
+    assert path.read_bytes() == reference.read_bytes()
+
+
+def test_in_place_with_diff_prints_the_patch_and_writes(tmp_path: Path) -> None:
+    path = journal(tmp_path / "wire.jsonl")
+    original = path.read_bytes()
+    result = runner.invoke(app, ["heal", "--in-place", "--diff", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("--- a/") and "\n-" in result.stdout and "healed" in result.stderr
+    assert path.read_bytes() != original
+
+
+def test_the_sql_plan_is_the_diff_of_a_database(tmp_path: Path) -> None:
+    db = database(tmp_path / "opencode.db")
+    result = runner.invoke(app, ["heal", "--diff", str(db)])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("BEGIN IMMEDIATE;") and result.stdout.rstrip().endswith("COMMIT;")
+    assert "would heal" in result.stderr
+
+
+@pytest.mark.parametrize(("flags", "code", "says"), [
+    ([], 1, "1 fix(es) need --unsafe-fixes"),  # near miss of "nothing to heal": it is not nothing
+    (["--unsafe-fixes"], 1, "would heal 1 finding(s) (S307)"),
+])
+def test_fixes_that_need_unsafe_fixes_are_named_and_exit_1(tmp_path: Path, flags: list[str], code: int,
+                                                           says: str) -> None:
+    db = database(tmp_path / "opencode.db")
+    result = runner.invoke(app, ["heal", "--select", "S307", *flags, str(db)])
+    assert result.exit_code == code and says in result.output
+    assert "nothing to heal" not in result.output
+    doc = json.loads(runner.invoke(app, ["heal", "--select", "S307", *flags, "-f", "json", str(db)]).stdout)
+    assert doc["results"][0]["needs_unsafe"] == (0 if flags else 1)
+
+
+def test_nothing_to_heal_is_exit_0(tmp_path: Path) -> None:
+    path = journal(tmp_path / "wire.jsonl")
+    assert runner.invoke(app, ["heal", "--in-place", str(path)]).exit_code == 0
+    again = runner.invoke(app, ["heal", str(path)])
+    assert again.exit_code == 0 and "nothing to heal" in again.output
+
+
+def test_json_output_keeps_its_shape(tmp_path: Path) -> None:
+    from transcript_doctor.schema import errors as schema_errors
+
+    path = journal(tmp_path / "wire.jsonl")
+    result = runner.invoke(app, ["heal", "--in-place", "-f", "json", str(path)])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and schema_errors("heal", doc) == []
+    (entry,) = doc["results"]
+    assert entry["written"] and Path(entry["backup"]).is_file() and entry["edits"]

@@ -1,0 +1,151 @@
+"""Units of the heal pipeline: patches, open-writer detection, stale temporaries, backup names."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.fixes.jsonl import LinePlan, iter_applied, unified_diff
+from transcript_doctor.heal import backup as backups
+from transcript_doctor.heal.inuse import holders, writers
+from transcript_doctor.model import Edit
+
+HUNK = re.compile(r"^@@ -(\d+),(\d+) \+(\d+),(\d+) @@$")
+
+
+def apply_patch(old: bytes, patch: bytes) -> bytes:
+    """A reference applier of unified diffs (what `patch`/`git apply` do with one file)."""
+    lines = old.splitlines(keepends=True)
+    body = patch.split(b"\n", 2)[2].splitlines(keepends=True)
+    out: list[bytes] = []
+    done = 0
+    i = 0
+    while i < len(body):
+        m = HUNK.match(body[i].decode().rstrip("\n"))
+        assert m, body[i]
+        start, count = int(m.group(1)), int(m.group(2))
+        start = start if count else start + 1
+        out.extend(lines[done:start - 1])
+        done = start - 1
+        i += 1
+        while i < len(body) and not body[i].startswith(b"@@"):
+            mark, text = body[i][:1], body[i][1:]
+            if i + 1 < len(body) and body[i + 1].startswith(b"\\ No newline"):
+                text = text[:-1]
+                i += 1
+            if mark in (b" ", b"-"):
+                assert lines[done] == text, (lines[done], text)
+                done += 1
+            if mark in (b" ", b"+"):
+                out.append(text)
+            i += 1
+    out.extend(lines[done:])
+    return b"".join(out)
+
+
+line_text = st.text(alphabet="ab{}\":,", min_size=0, max_size=6)
+
+
+@st.composite
+def file_and_plan(draw: st.DrawFn) -> tuple[bytes, LinePlan]:
+    texts = draw(st.lists(line_text, min_size=1, max_size=12))
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    data = ending.join(texts) + (ending if draw(st.booleans()) else "")
+    count = len(data.encode().splitlines())
+    if count == 0:
+        data, count = "x\n", 1
+    edits = []
+    for line in draw(st.sets(st.integers(1, count), max_size=count)):
+        if draw(st.booleans()):
+            edits.append(Edit("delete", line=line))
+        else:
+            edits.append(Edit("replace", line=line, text="\n".join(draw(st.lists(line_text, min_size=1, max_size=3)))))
+    return data.encode(), LinePlan.from_edits(edits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(file_and_plan())
+def test_the_patch_applies_to_exactly_what_the_heal_writes(case: tuple[bytes, LinePlan]) -> None:
+    data, plan = case
+    written = b"".join(iter_applied(io.BytesIO(data).readlines(), plan))
+    if not plan:
+        return
+    patch = unified_diff(io.BytesIO(data), plan, "a/f", "b/f").encode()
+    assert apply_patch(data, patch) == written
+
+
+def _fake_proc(root: Path, pid: int, fd: int, target: Path, flags: int) -> None:
+    (root / str(pid) / "fd").mkdir(parents=True)
+    (root / str(pid) / "fdinfo").mkdir()
+    (root / str(pid) / "fd" / str(fd)).symlink_to(target)
+    (root / str(pid) / "fdinfo" / str(fd)).write_text(f"pos:\t0\nflags:\t{flags:o}\nmnt_id:\t1\n")
+
+
+def test_writers_are_told_from_readers_by_their_fdinfo_flags(tmp_path: Path) -> None:
+    journal = tmp_path / "wire.jsonl"
+    journal.write_bytes(b"{}\n")
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"{}\n")
+    proc = tmp_path / "proc"
+    _fake_proc(proc, 101, 3, journal, os.O_RDONLY)  # a reader
+    _fake_proc(proc, 102, 7, journal, os.O_WRONLY | os.O_APPEND)  # the agent appending
+    _fake_proc(proc, 103, 4, journal, os.O_RDWR)  # SQLite-style read-write
+    _fake_proc(proc, 104, 5, other, os.O_WRONLY)  # another file
+    (proc / "self").mkdir()  # not a pid
+    assert writers(journal, proc) == [102, 103]
+    assert [(h.pid, h.writing) for h in holders(journal, proc)] == [(101, False), (102, True), (103, True)]
+    assert writers(other, proc) == [104]
+    assert writers(tmp_path / "missing.jsonl", proc) == []
+
+
+def test_stale_temporaries_go_and_everything_else_stays(tmp_path: Path) -> None:
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(b"{}\n")
+    names = {
+        ".wire.jsonl.abc.tdoc-tmp": True,  # a killed write's temporary
+        ".wire.jsonl.1-2.tdoc-tmp.partial": True,  # a killed --no-backup copy
+        "wire.jsonl.tdoc-backup-20260101T000000000000Z.partial": True,
+        "wire.jsonl.tdoc-backup-20260101T000000000000Z.partial-journal": True,
+        "wire.jsonl.tdoc-backup-20260101T000000000000Z": False,  # a complete backup
+        ".other.jsonl.abc.tdoc-tmp": False,  # another file's
+        "wire.jsonl.bak.partial": False,  # not tdoc's naming
+    }
+    for name in names:
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "proc-of-nobody").mkdir()  # a /proc in which no process holds anything open
+    removed = backups.remove_stale(path, proc=tmp_path / "proc-of-nobody")
+    assert sorted(p.name for p in removed) == sorted(n for n, stale in names.items() if stale)
+    assert all((tmp_path / n).exists() != stale for n, stale in names.items())
+
+
+def test_without_proc_only_old_leftovers_are_removed(tmp_path: Path) -> None:
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(b"{}\n")
+    fresh = tmp_path / ".wire.jsonl.new.tdoc-tmp"
+    old = tmp_path / ".wire.jsonl.old.tdoc-tmp"
+    fresh.write_bytes(b"x")
+    old.write_bytes(b"x")
+    long_ago = time.time() - backups.STALE_WITHOUT_PROC - 60
+    os.utime(old, (long_ago, long_ago))
+    assert backups.remove_stale(path, proc=tmp_path / "no-proc-here") == [old]
+    assert fresh.exists()
+
+
+def test_backups_in_a_backup_dir_mirror_the_file_path(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    dest_dir = tmp_path / "backups"
+    dest_dir.mkdir()
+    one = backups.backup_path(tmp_path / "a" / "wire.jsonl", dest_dir)
+    two = backups.backup_path(tmp_path / "b" / "wire.jsonl", dest_dir)
+    real = Path(os.path.realpath(tmp_path))
+    assert one.parent == dest_dir / real.relative_to(real.anchor) / "a" and one.parent != two.parent
+    assert one.name.startswith("wire.jsonl.tdoc-backup-") and one.name.endswith("Z")
+    beside = backups.backup_path(tmp_path / "a" / "wire.jsonl", None)
+    assert beside.parent == tmp_path / "a"

@@ -1,0 +1,212 @@
+"""The heal pipeline: scan, plan (the store), preview, back up, write, re-verify, restore.
+
+Stages for one store (docs/heal.md §Stages):
+
+1. scan with the selected rules; keep the findings whose fix may be applied (`allowed`);
+2. the store plans (`Store.plan_heal`): its edits, how to write them, and, when it verified the
+   healed content itself, a view of it that is scanned here before anything is written;
+3. dry run: report the plan (diff / SQL); `--output`: write a healed copy;
+4. `--in-place`: refuse what must not be rewritten, remove stale temporaries of an earlier killed
+   run, back up (a private copy under --no-backup), write atomically (files) or in one
+   transaction (databases), re-scan, restore the copy if a fixed finding survived.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ..core import ScanConfig, check_store
+from ..model import Finding, RefusedError, TdocError
+from ..stores import HealOptions, HealResult, Store, open_store
+from . import backup as backups
+from . import database
+from .inuse import writers
+from .plan import HealPlan, SqlWrite
+from .writing import Target, output_file, preview, replace_lines, restore_file
+
+
+def allowed(f: Finding, options: HealOptions) -> bool:
+    if f.fix is None or not f.fix.edits:
+        return False
+    return f.fix.applicability == "safe" or (options.unsafe_fixes and f.fix.applicability == "unsafe")
+
+
+def needs_unsafe(f: Finding, options: HealOptions) -> bool:
+    return bool(f.fix and f.fix.edits and f.fix.applicability == "unsafe" and not options.unsafe_fixes)
+
+
+def identity(f: Finding) -> tuple[Any, ...]:
+    """What stays the same about a finding when lines shift: code, session and the subject the
+    store gave it (step, call id, message id, row); the message when it gave none."""
+    subject = f.subject if f.subject is not None else f.row if f.row is not None else f.message
+    return (f.code, f.session, str(subject))
+
+
+def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
+    """Heal one input: open it, scan it with the selected rules, and heal what was found."""
+    # a heal in any mode refuses a store that changes while it works
+    config = dataclasses.replace(config, options=dataclasses.replace(config.options, fingerprint=True))
+    store = open_store(path, display, config.options, config.input_format)
+    try:
+        findings = check_store(store, config, config.codes(display))
+        return heal_findings(store, findings, config, options)
+    finally:
+        store.close()
+
+
+def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions) -> HealResult:
+    """The stages after the scan, for an open store and its findings (the library entry point).
+
+    `config` selects the rules of the re-scan. The store may be closed on return."""
+    fixable = [f for f in findings if allowed(f, options)]
+    unsafe = sum(1 for f in findings if needs_unsafe(f, options))
+    cleaned = _remove_stale(store, options)
+    if not fixable:
+        return HealResult(path=store.display, format=store.format, remaining=findings, needs_unsafe=unsafe,
+                          warnings=cleaned)
+    plan = store.plan_heal(fixable, options)
+    result = _result(store, plan, options)
+    result.needs_unsafe = unsafe
+    result.warnings[:0] = cleaned
+    applied = {id(f) for f in plan.applied}
+    result.remaining = [f for f in findings if id(f) not in applied]
+    if plan.write is None:
+        return result
+    if plan.verified:
+        result.remaining = _check_verified(store, plan, config, store.display, options)
+    if options.mode == "dry-run":
+        if plan.remaining is not None:
+            result.remaining = plan.remaining
+        return result
+    made = _write(store, plan, options, result)
+    store.close()
+    try:
+        if not plan.verified:
+            _reverify(result, store, plan, config, options, made)
+    finally:
+        if made is not None:
+            made.discard()
+    return result
+
+
+def _remove_stale(store: Store, options: HealOptions) -> list[str]:
+    """`--in-place` first removes what an interrupted heal of this file left behind."""
+    if options.mode != "in-place" or store.display == "-":
+        return []
+    stale = backups.remove_stale(Path(store.path), options.backup_dir)
+    return [f"removed {len(stale)} leftover temporary file(s) of an interrupted heal"] if stale else []
+
+
+def _result(store: Store, plan: HealPlan, options: HealOptions) -> HealResult:
+    result = HealResult(path=store.display, format=store.format, changed=plan.write is not None,
+                        applied=list(plan.applied), skipped=list(plan.skipped), warnings=plan.warnings,
+                        edits=[e.as_dict() for e in plan.edits], extra=dict(plan.extra), kept=set(plan.kept))
+    if plan.write is not None:
+        result.diff = preview(store, plan, options)
+    return result
+
+
+def _check_verified(store: Store, plan: HealPlan, config: ScanConfig, display: str,
+                    options: HealOptions) -> list[Finding]:
+    """Scan the store's verified healed content: no fixed finding may survive in it."""
+    if plan.healed is None:
+        return []
+    remaining = check_store(plan.healed, config, config.codes(display))
+    survivors = _survivors(remaining, plan, options)
+    if survivors:
+        raise TdocError(f"{store.display}: {survivors[0].code} would survive this heal; nothing written")
+    return remaining
+
+
+def _survivors(remaining: list[Finding], plan: HealPlan, options: HealOptions) -> list[Finding]:
+    fixed = {identity(f) for f in plan.applied}
+    return [f for f in remaining if allowed(f, options) and identity(f) in fixed and f.subject not in plan.kept]
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _write(store: Store, plan: HealPlan, options: HealOptions, result: HealResult) -> backups.Backup | None:
+    """Write the plan; returns the copy of the original (public backup or private copy)."""
+    path = Path(store.path)
+    if options.mode == "output":
+        if options.output is None:
+            raise TdocError("--output needs a path")
+        output_file(store, plan, options.output)
+        result.output, result.written = str(options.output), True
+        return None
+    if store.display == "-":
+        raise TdocError("standard input cannot be healed in place; use --output PATH (or a dry run)")
+    target = Target.of(path, options, plan)
+    if isinstance(plan.write, SqlWrite):
+        made = _run_sql(path, plan.write, target)
+    else:
+        if not options.force:
+            _refuse_open_writers(path)
+        made = target.file_backup()
+        try:
+            replace_lines(store, plan, target)
+        except BaseException:
+            made.private = True  # the original is untouched: its copy is not needed
+            made.discard()
+            raise
+    result.written, result.output = True, str(path)
+    if made is not None and not made.private:
+        result.backup = str(made.path)
+        if options.backup_dir is not None:
+            backups.record(options.backup_dir, path, made, store.format)
+    return made
+
+
+def _refuse_open_writers(path: Path) -> None:
+    """A process that keeps the file open for writing would lose every later write (docs/heal.md
+    §What a running writer loses)."""
+    pids = writers(path)
+    if pids:
+        raise RefusedError(f"{path}: another process has it open for writing (pid {', '.join(map(str, pids))}); "
+                           "its later writes would be lost. Stop it first, or pass --force")
+
+
+def _run_sql(path: Path, write: SqlWrite, target: Target) -> backups.Backup | None:
+    taken: list[backups.Backup] = []
+
+    def take(reader: Any) -> backups.Backup:
+        taken.append(target.database_backup(reader))
+        return taken[-1]
+
+    try:
+        return database.run(path, write, take)
+    except BaseException:
+        for copy in taken:  # rolled back: the database is unchanged, its copy not needed
+            copy.private = True
+            copy.discard()
+        raise
+
+
+def _reverify(result: HealResult, store: Store, plan: HealPlan, config: ScanConfig, options: HealOptions,
+              made: backups.Backup | None) -> None:
+    """Scan what was written; a fixed finding that survived restores the original."""
+    target = Path(result.output or store.path)
+    after = open_store(target, result.output or store.display, config.options, config.input_format)
+    try:
+        remaining = check_store(after, config, config.codes(store.display))
+    finally:
+        after.close()
+    result.remaining = remaining
+    survivors = _survivors(remaining, plan, options)
+    if not survivors:
+        return
+    if options.mode != "in-place":
+        Path(result.output).unlink(missing_ok=True)  # type: ignore[arg-type]
+        raise TdocError(f"{result.output}: {survivors[0].code} survived the heal; the output was removed")
+    if made is None:
+        raise TdocError(f"{store.display}: {survivors[0].code} survived the heal and there is no copy to restore")
+    if isinstance(plan.write, SqlWrite):
+        database.restore(Path(store.path), made.path)
+    else:
+        restore_file(Path(store.path), made.path)
+    where = "a private copy" if made.private else str(made.path)
+    raise TdocError(f"{store.display}: {survivors[0].code} survived the heal; the original was restored from "
+                    f"{where}")

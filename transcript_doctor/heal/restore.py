@@ -1,0 +1,77 @@
+"""`tdoc restore PATH`: put a backup made by `tdoc heal --in-place` back (docs/heal.md §Restore).
+
+The newest complete backup of PATH (beside it, and under `--backup-dir` at PATH's mirrored
+location) or the one named with `--backup`. A backup listed in the backup directory's manifest
+must still have the SHA-256 recorded there. Files are replaced atomically (temporary file, fsync,
+`os.replace`), keeping the current owner and mode; databases get the backup's pages written back
+through the SQLite backup API in one transaction, then the WAL is checkpointed, so `-wal`/`-shm`
+never hold pages of the state that was replaced. A file another process has open (for a journal:
+open for writing) is refused with exit 3 unless `--force`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ..model import RefusedError, TdocError
+from . import backup as backups
+from . import database
+from .files import check_target
+from .inuse import holders
+from .writing import restore_file
+
+
+def restore(path: Path, *, backup: Path | None = None, backup_dir: Path | None = None, force: bool = False) -> Path:
+    """Restore `path` from `backup` (default: its newest backup); returns the backup used."""
+    chosen = backup if backup is not None else newest(path, backup_dir)
+    if not chosen.is_file():
+        raise TdocError(f"{chosen}: no such backup")
+    _check_manifest(path, chosen, backup_dir)
+    if database.is_database(chosen):
+        _refuse_if_open(path, [path, Path(f"{path}-wal")], force, any_use=True)
+        if not path.exists():
+            raise TdocError(f"{path}: no such database; copy the backup to it by hand ({chosen})")
+        database.restore(path, chosen)
+    else:
+        if path.exists():
+            check_target(path, force)
+        _refuse_if_open(path, [path], force, any_use=False)
+        restore_file(path, chosen)
+    return chosen
+
+
+def newest(path: Path, backup_dir: Path | None) -> Path:
+    found = backups.backups_of(path, backup_dir)
+    if not found:
+        where = f" or under {backup_dir}" if backup_dir is not None else ""
+        raise TdocError(f"{path}: no backup found beside it{where} (name: {path.name}{backups.MARK}<time>)")
+    return found[-1]
+
+
+def _refuse_if_open(path: Path, files: list[Path], force: bool, *, any_use: bool) -> None:
+    if force:
+        return
+    pids = sorted({h.pid for f in files for h in holders(f) if any_use or h.writing})
+    if pids:
+        how = "open" if any_use else "open for writing"
+        raise RefusedError(f"{path}: in use (process {', '.join(map(str, pids))} has it {how}); stop it first, "
+                           "or pass --force")
+
+
+def _check_manifest(path: Path, chosen: Path, backup_dir: Path | None) -> None:
+    """A backup the manifest lists must still be the bytes it recorded."""
+    if backup_dir is None:
+        return
+    real = os.path.realpath(chosen)
+    for entry in backups.manifest_entries(backup_dir):
+        if os.path.realpath(str(entry.get("backup"))) != real:
+            continue
+        digest = hashlib.sha256()
+        with open(chosen, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != entry.get("sha256"):
+            raise TdocError(f"{chosen}: does not match the SHA-256 recorded in {backup_dir / backups.MANIFEST}; "
+                            "not restored")

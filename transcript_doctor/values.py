@@ -1,0 +1,173 @@
+"""The reader-boundary rule: a value a reader hands on is one every later stage can use.
+
+Later code re-serialises values (`orjson.dumps` in reporters and heals), hashes them (ids as
+dict keys), converts them (`int()` of a turn id) and indexes them. So every reader parses JSON
+through `loads` and checks the fields it passes on with `problem`/`is_id`: a value that fails is
+reported by the reader as a record problem (F504) or a file error, never met as a crash later.
+See docs/errors.md §"The reader boundary".
+
+What is accepted:
+
+* numbers: finite doubles, and integers in orjson's range (-2**63 .. 2**64-1). `JSON.parse`
+  reads `1e400` as Infinity, which no JSON encoder writes back: refused. Integers beyond 64 bits
+  become doubles, as orjson and `JSON.parse` read them.
+* nesting: at most `MAX_DEPTH` (200) levels of arrays/objects; orjson writes no more than 254,
+  and the difference leaves room for the documents tdoc builds around a record.
+* text: any `str`, lone surrogates included (`JSON.parse` keeps them; the F507 rule reports
+  them). Writers that need UTF-8 use `reporters.encode` or their own escaping.
+* ids: a `str` or an in-range `int` (never bool, list, dict or float): hashable and printable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import orjson
+
+ORJSON_DEPTH = 254  # orjson.dumps refuses a 255th level of nesting
+# What a reader accepts: the rest is headroom for what tdoc builds around a record (a finding's
+# evidence, a replay document, a report), so that always stays within ORJSON_DEPTH.
+MAX_DEPTH = 200
+INT_MIN = -(2**63)
+INT_MAX = 2**64 - 1
+_MIN_DEEP_TEXT = 2 * (MAX_DEPTH + 1)  # the shortest JSON text nested MAX_DEPTH + 1 levels
+
+
+class ValueProblem(ValueError):
+    """A JSON value a reader must not hand on; the message says why (no transcript text)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueProblem(f"{name} is not JSON")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueProblem("a number too large for a double (JSON.parse reads it as Infinity)")
+    return value
+
+
+def _parse_int(text: str) -> int | float:
+    try:
+        value = int(text)
+    except ValueError:  # more digits than int() converts
+        raise ValueProblem("an integer with too many digits") from None
+    if INT_MIN <= value <= INT_MAX:
+        return value
+    return _parse_float(text)  # a double, as orjson and JSON.parse read it
+
+
+DECODER = json.JSONDecoder(parse_float=_parse_float, parse_int=_parse_int, parse_constant=_reject_constant)
+
+
+"""The stdlib decoder under the rule's number checks (for readers that walk a document with
+`raw_decode`); the caller checks nesting with `problem` or `depth_exceeds`."""
+
+
+def loads(raw: bytes | bytearray | memoryview | str) -> Any:
+    """Parse one JSON text as `JSON.parse` does, refusing what later stages cannot use.
+
+    orjson first; the stdlib for what `JSON.parse` takes but orjson refuses (lone surrogates).
+    Raises `ValueError`: `ValueProblem` for a value outside the rule, `json.JSONDecodeError`
+    for text that is not JSON, `UnicodeDecodeError` for bytes that are not UTF-8.
+    """
+    if not isinstance(raw, (bytes, str)):
+        raw = bytes(raw)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        try:
+            value = DECODER.decode(text)
+        except RecursionError:
+            raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+        _check_depth(value)
+        return value
+    if len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw):
+        _check_depth(value)
+    return value
+
+
+def may_be_deep(raw: bytes | str) -> bool:
+    """A cheap necessary condition for nesting beyond MAX_DEPTH: enough brackets in the text."""
+    if isinstance(raw, str):
+        return raw.count("[") + raw.count("{") > MAX_DEPTH
+    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+
+
+def _check_depth(value: Any) -> None:
+    if depth_exceeds(value, MAX_DEPTH):
+        raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels")
+
+
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests lists/dicts more than `limit` levels (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
+    return False
+
+
+def problem(value: Any) -> str | None:
+    """Why `value` (parsed JSON or an SQLite cell) breaks the rule, or None when it does not.
+
+    Checks every number (finite, 64-bit integers), the nesting depth and that dict keys are
+    strings. Iterative, so a hostile value cannot exhaust the stack.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or isinstance(item, (str, bool, bytes)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return "a number that is not finite"
+        elif isinstance(item, int):
+            if not INT_MIN <= item <= INT_MAX:
+                return "an integer beyond 64 bits"
+        elif isinstance(item, dict):
+            if depth >= MAX_DEPTH:
+                return f"JSON nested deeper than {MAX_DEPTH} levels"
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return "an object key that is not a string"
+                stack.append((child, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            if depth >= MAX_DEPTH:
+                return f"JSON nested deeper than {MAX_DEPTH} levels"
+            stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def is_id(value: Any) -> bool:
+    """A usable record id: a string or an integer in range (hashable, printable, comparable)."""
+    kind = value.__class__
+    return kind is str or (kind is int and INT_MIN <= value <= INT_MAX)
+
+
+def text_or_none(value: Any) -> str | None:
+    """`value` when it is a string, else None (for optional text fields a reader passes on)."""
+    return value if value.__class__ is str else None
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether `text` holds a code point UTF-8 cannot encode (an unpaired surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
