@@ -118,6 +118,28 @@ def test_the_allowed_upward_edges_are_still_upward() -> None:
         assert RANK[layer_of(imported)] > RANK[layer_of(importer)], (importer, imported)
 
 
+
+def _module_exists(dotted: str) -> bool:
+    path = ROOT.parents[2].joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def test_every_relative_import_resolves() -> None:
+    """A merge that carries an edit into a moved module keeps its old relative depth silently;
+    lazy imports would only fail when called. Every `from .x import y` must name a real module."""
+    unresolved = []
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT.parents[2]).with_suffix("").parts
+        package = parts if parts[-1] == "__init__" else parts[:-1]
+        package = package[:-1] if package[-1:] == ("__init__",) else package
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = ".".join(package[: len(package) - (node.level - 1)])
+                target = f"{base}.{node.module}" if node.module else base
+                if not _module_exists(target):
+                    unresolved.append(f"{path.relative_to(ROOT)}:{node.lineno} {target}")
+    assert unresolved == []
+
 # The checker itself, on labelled sources: (importing module, source, expected violations).
 CASES = [
     ("read.reader", "from ..replay.driver import KimiReplay\n", ["read.reader:1 imports replay.driver (read may not import replay)"]),
