@@ -126,7 +126,7 @@ def test_replay_human_view(seed: Path) -> None:
 @pytest.mark.parametrize("name", ["report", "finding", "replay", "heal"])
 def test_schema_command_prints_the_shipped_schema(name: str) -> None:
     result = runner.invoke(app, ["schema", name])
-    assert result.exit_code == 0 and json.loads(result.stdout)["$id"].endswith(f"{name}.schema.json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["$id"] == f"urn:tdoc:schema:{name}"
 
 
 def test_human_output_does_not_interpret_markup_or_escapes(tmp_path: Path) -> None:

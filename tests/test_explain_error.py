@@ -47,7 +47,7 @@ REAL_ERRORS = [
     ("No tool call found for function call output with call_id call_Xy12.", "W104", "openai-responses"),
     ("Item with id 'rs_0123abc' not found. Items are not persisted when `store` is set to false. Try again with "
      "`store` set to true, or remove this item from your input.", "E601", "openai-responses"),
-    ("The encrypted content gAAAAABnQ== could not be verified.", "E601", "openai-responses"),
+    ("The encrypted content gAAAAABnQ== could not be verified.", "W122", "openai-responses"),
     ("[invalid_request_error] reasoning `encrypted_content` was not issued to this caller",
      "E601", "openai-responses"),
     ("Invalid 'input[13].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes, but this "

@@ -86,3 +86,37 @@ def test_every_line_is_a_well_formed_command(monkeypatch):
     assert lines and all(COMMAND.match(line) for line in lines), lines[:3]
     as_json = runner.invoke(app, ["scan", "-f", "json", "--no-config", "fixtures/kimi-code/golden"])
     assert res.exit_code == as_json.exit_code
+
+
+HOSTILE = [
+    ("ESC (colour, clear screen)", "\x1b[31mred\x1b[2J"),
+    ("BEL-terminated OSC title", "\x1b]0;pwned\x07"),
+    ("OSC 8 hyperlink", "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"),
+    ("bidi override", "abc\u202edcba\u202c"),
+    ("bidi isolate", "\u2066x\u2069"),
+    ("C1 CSI", "\x9b31m"),
+    ("line separator", "one\u2028two"),
+]
+
+
+@pytest.mark.parametrize(("label", "text"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_control_bidi_and_osc_characters_never_reach_the_log(label, text):
+    f = finding(message=f"before {text} after", path=f"odd{text}.jsonl")
+    out = render(Report([FileResult(f.path, "kimi-wire", findings=[f])]))
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]", out), (label, out)
+    assert COMMAND.match(out.rstrip("\n"))
+    assert "before " in out and " after" in out  # the text around is kept, escaped not dropped
+
+
+def test_the_same_escaping_as_the_human_report():
+    from transcript_doctor.text import terminal_safe
+
+    text = "x\x1b]8;;u\x07y\u202e"
+    f = finding(message=text)
+    out = render(Report([FileResult(f.path, "kimi-wire", findings=[f])]))
+    assert terminal_safe(text) in out
+
+
+def test_near_miss_plain_unicode_and_tabs_pass_through():
+    f = finding(message="café 日本語\ttab")
+    assert "café 日本語\ttab" in render(Report([FileResult(f.path, "kimi-wire", findings=[f])]))

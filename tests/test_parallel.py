@@ -141,7 +141,8 @@ def test_progress_is_told_every_file_and_byte(inputs, jobs, monkeypatch):
 # --------------------------------------------------------------------------- choosing workers
 
 
-def test_worker_count():
+def test_worker_count(monkeypatch):
+    monkeypatch.setattr(parallel, "cpu_count", lambda: 8)
     few = [(Path(f"{i}"), str(i)) for i in range(3)]
     many = [(Path(f"{i}"), str(i)) for i in range(50)]
     assert parallel.workers_for(few[:1], 8, [0]) == 1  # one input: never a pool
@@ -151,6 +152,18 @@ def test_worker_count():
     assert parallel.workers_for(many, None, [0] * 50) == min(50, parallel.cpu_count())
     with pytest.raises(Exception, match="jobs"):
         parallel.workers_for(few, -1, [0, 0, 0])
+
+
+@pytest.mark.parametrize(("cpus", "jobs", "inputs", "expected"), [
+    (2, 200, 50, 2),   # -j 200 on 2 CPUs: 2 workers
+    (2, 2, 50, 2),     # exactly the CPUs
+    (4, 3, 50, 3),     # fewer than the CPUs: as asked
+    (2, 200, 1, 1),    # one input: in process whatever -j says
+])  # fmt: skip
+def test_explicit_jobs_are_capped_at_the_cpu_count(monkeypatch, cpus, jobs, inputs, expected):
+    monkeypatch.setattr(parallel, "cpu_count", lambda: cpus)
+    work = [(Path(f"{i}"), str(i)) for i in range(inputs)]
+    assert parallel.workers_for(work, jobs, [0] * inputs) == expected
 
 
 def test_chunks_cover_every_index_once_in_order():

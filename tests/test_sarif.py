@@ -159,3 +159,29 @@ def test_cli_sarif_keeps_the_exit_code_of_json(monkeypatch):
     log = orjson.loads(as_sarif.stdout)
     assert errors(log) == []
     assert len(log["runs"][0]["results"]) == len(orjson.loads(as_json.stdout)["findings"])
+
+
+@pytest.mark.parametrize(("label", "args", "says"), [
+    ("unknown selector", ["--select", "NOPE"], "unknown rule selector"),
+    ("no input in a directory", [], "no input files found"),
+])  # fmt: skip
+def test_a_scan_that_cannot_start_still_writes_a_valid_sarif_log(tmp_path, monkeypatch, label, args, says):
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "empty"
+    target.mkdir()
+    if args:  # the selector case needs a real input
+        target = Path(ROOT / "fixtures" / "kimi-code" / "golden" / "c01_legacy_compaction_after_vacuous.jsonl")
+    result = runner.invoke(app, ["scan", str(target), "-f", "sarif", *args])
+    assert result.exit_code == 2, label
+    log = orjson.loads(result.stdout)
+    assert errors(log) == []
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False and log["runs"][0]["results"] == []
+    assert says in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_a_usage_error_in_another_format_writes_nothing_to_stdout(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["scan", str(empty), "-f", "json"])
+    assert result.exit_code == 2 and result.stdout == ""

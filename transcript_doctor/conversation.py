@@ -36,7 +36,9 @@ class Repair:
 
     `source` points at the record(s) the problem is in; `position` is the request index of the
     affected message when it is sent. `subject` names the thing repaired (a call id, a message
-    id) so the same problem seen twice (two engines, two passes) is reported once.
+    id) so the same problem seen twice (two engines, two passes) is reported once. `fix`: how the
+    store would write the repair into the record itself (Codex: the "aborted" output it only adds to
+    the request), for older readers that do not repair it.
     """
 
     code: str
@@ -47,6 +49,7 @@ class Repair:
     subject: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     engine: str | None = None  # the replay engine that makes the repair, for stores with several
+    fix: Fix | None = None
 
 
 class Editor(Protocol):

@@ -123,9 +123,9 @@ def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> 
         store.close()
 
 
-def iter_inputs(paths: Iterable[str]) -> list[tuple[Path, str]]:
+def iter_inputs(paths: Iterable[str], allow_empty: bool = False) -> list[tuple[Path, str]]:
     inputs = list(expand_paths(list(paths)))
-    if not inputs:
+    if not inputs and not allow_empty:
         raise TdocError("no input files found")
     return inputs
 
@@ -152,7 +152,7 @@ def scan(
     config.codes()  # an unknown selector is a usage error before any work starts
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    inputs = iter_inputs(os.fspath(p) for p in paths)
+    inputs = iter_inputs((os.fspath(p) for p in paths), allow_empty=config.skip_unrecognised)
     if config.skip_unrecognised:
         inputs = [(p, d) for p, d in inputs if known_store(p, d)]
     results = run(inputs, config, progress)

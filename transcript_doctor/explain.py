@@ -20,11 +20,21 @@ from rich.text import Text
 from .encode import dumps
 from .model import Finding, TdocError
 from .patterns import RejectionMatch, match_rejection, transient_kind, unwrap
+from .reporters.options import console_for
 from .rules import RULES, lookup
 from .text import excerpt, terminal_safe
 
 MESSAGE_CHARS = 2000  # how much of the unwrapped message the report repeats
 MAX_LISTED_FINDINGS = 10
+
+
+def rules_lines() -> str:
+    """The catalogue as aligned plain lines: whole names and summaries, whatever the terminal width."""
+    from .reporters.plain_table import plain_table
+
+    rows = [[r.code, r.name, r.severity, ", ".join(r.systems), r.fix, r.summary]
+            for r in sorted(RULES.values(), key=lambda r: r.code)]  # fmt: skip
+    return plain_table(["code", "name", "severity", "systems", "fix", "summary"], rows)
 
 
 def rules_table() -> Table:
@@ -43,12 +53,12 @@ def explain_rule(code_or_name: str, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         out.write(orjson.dumps(rule.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    console = Console(file=out, highlight=False)
+    console = console_for(out)
     console.print(f"{rule.code} {rule.name}", style="bold", markup=False)
     console.print(
         f"severity: {rule.severity}   systems: {', '.join(rule.systems)}   fix: {rule.fix}", markup=False
     )
-    console.print(Markdown(rule.doc))
+    console.print(Markdown(rule.doc), soft_wrap=False)  # wrapped, not cropped, at the width
 
 
 # --------------------------------------------------------------------------- explain --error
@@ -125,12 +135,15 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict
     from .core import ScanConfig, check_store
     from .stores import Options, Store, open_store
 
-    store = open_store(Path(path), path, Options(session=session))
+    store = open_store(_store_path(path), path, Options(session=session))
     try:
+        _check_session(store, path, session)
         supported = type(store).locate is not Store.locate
         record = _locate(store, match, session) if supported else None
         codes = [match.pattern.rule, *match.pattern.related]
         findings = check_store(store, ScanConfig(select=codes), set(codes))
+        if session is not None:  # the error came from that session: the others' findings are noise
+            findings = [f for f in findings if f.session in (None, session)]
     finally:
         store.close()
     if match.position is None:
@@ -140,6 +153,40 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict
     else:
         mapping = "mapped" if record else "no-message-at-index"
     return {"mapping": mapping, "record": record, "findings": [f.as_dict() for f in _nearest_first(findings, record)]}
+
+
+def _store_path(path: str) -> Path:
+    if path == "-":
+        from .stores import expand_paths
+
+        return next(iter(expand_paths(["-"])))[0]
+    return Path(path)
+
+
+def _check_session(store: Any, path: str, session: str | None) -> None:
+    """A request index means nothing without its session: ask for one when the store holds several,
+    and refuse an id the store does not have."""
+    ids = _session_ids(store) if store.session_count > 1 or session is not None else []
+    if session is not None and session not in ids:
+        raise TdocError(f"{path}: no session {session!r}; sessions: {_listed(ids) or 'none with an id'}")
+    if session is None and store.session_count > 1:
+        raise TdocError(f"{path} holds {store.session_count} sessions; say which one the error came from with "
+                        f"--session ID ({_listed(ids) or 'see `tdoc sessions`'})")  # fmt: skip
+
+
+def _session_ids(store: Any) -> list[str]:
+    from .stores import Options
+
+    ids = list(store.session_activity())
+    if not ids:  # a store of one session, or one without an activity index: its replay names them
+        value = store.replay(Options(full_replay=True))
+        ids = [o["session"] for o in (value if isinstance(value, list) else [value])
+               if isinstance(o, dict) and isinstance(o.get("session"), str)]  # fmt: skip
+    return sorted(ids)
+
+
+def _listed(ids: list[str], limit: int = 20) -> str:
+    return ", ".join(ids[:limit]) + (f", … ({len(ids) - limit} more)" if len(ids) > limit else "")
 
 
 def _locate(store: Any, match: RejectionMatch, session: str | None) -> dict[str, Any] | None:
@@ -173,7 +220,7 @@ def _nearest_first(findings: list[Finding], record: dict[str, Any] | None) -> li
 
 
 def _render(result: dict[str, Any], out: TextIO) -> None:
-    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    console = console_for(out)
     if not result["recognised"]:
         transient = result["transient"]
         if transient is not None:

@@ -83,7 +83,7 @@ def workers_for(inputs: Sequence[Input], jobs: int | None, sizes: Sequence[int])
     if len(inputs) < 2 or not _main_importable():
         return 1
     if jobs:
-        return min(jobs, len(inputs))
+        return min(jobs, len(inputs), cpu_count())  # more workers than CPUs only add start-up cost
     if len(inputs) < AUTO_MIN_FILES and sum(sizes) < AUTO_MIN_BYTES:
         return 1
     return min(cpu_count(), len(inputs))
@@ -286,9 +286,9 @@ def _init_worker() -> None:
 
 
 def _abandon(pool: ProcessPoolExecutor, futures: list[Future[list[FileResult]]]) -> None:
-    """Interrupted: drop queued work and stop the workers now rather than after their chunk."""
-    for future in futures:
-        future.cancel()
+    """Interrupted: stop the workers now rather than after their chunk. The futures are left to the
+    pool, which fails them as broken; cancelling them first makes its manager thread raise
+    InvalidStateError when it then marks them failed (a traceback on Ctrl-C)."""
     processes: dict[int, multiprocessing.Process] = getattr(pool, "_processes", None) or {}
     for process in list(processes.values()):
         process.terminate()

@@ -125,6 +125,20 @@ PATTERNS: list[Pattern] = [
        rf"role\s{{1,8}}{_Q}tool{_Q}\s{{1,8}}must be a response to a prece?eding message"),
     _p("openai-null-content", "openai", "vacuous-assistant", _EMPTY_MESSAGE,
        r"invalid value for 'content': expected a string, got null"),
+    # Codex CLI rollouts resent to the OpenAI Responses API (docs/codex.md §5); before the generic
+    # Responses entries, which name no cause rule for these.
+    _p("codex-web-search-action", "openai-responses", "rejected-web-search-action", "a persisted web search whose action the API rejects",
+       r"invalid value: '?other'?", r"supported values are: '?search'?"),
+    _p("codex-encrypted-content", "openai-responses", "foreign-reasoning", "reasoning encrypted by another provider or account",
+       r"encrypted content", r"could not be verified", related="recorded-provider-rejection"),
+    _p("codex-reasoning-content", "openai-responses", "foreign-reasoning", "a reasoning item carrying plaintext content",
+       r"input\[\d+\]\.content'?: array too long"),
+    _p("codex-invalid-id-prefix", "openai-responses", "invalid-item-id-prefix", "a stored item id with another provider's prefix",
+       r"invalid_id_prefix|expected an id that begins with"),
+    _p("codex-offset-cache", "codex", "recorded-provider-rejection",
+       "Codex's thread_history cache holds byte offsets the rollout no longer has (its lines were rewritten at "
+       "another length): quit Codex and move ~/.codex/thread_history_*.sqlite aside so it is rebuilt",
+       r"invalid paginated history lineage|cutoff byte offset is past the source rollout"),
     # OpenAI Responses API
     _p("responses-no-tool-output", "openai-responses", "orphan-tool-call", _ORPHAN_CALL, r"no tool output found for function call"),
     _p("responses-no-tool-call", "openai-responses", "orphan-tool-result", _ORPHAN_RESULT,

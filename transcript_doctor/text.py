@@ -14,8 +14,9 @@ EXCERPT_CHARS = 200
 T = TypeVar("T")
 
 # C0/C1 controls (except tab/newline), DEL, and bidi/format characters that can reorder or hide text.
-# Lone surrogates too: a terminal cannot show them and UTF-8 cannot encode them.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# Also the Arabic letter mark, line/paragraph separators (a log viewer may break lines there), BOM,
+# and lone surrogates (a terminal cannot show them and UTF-8 cannot encode them).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
 def js_trim(s: str) -> str:

@@ -3,7 +3,9 @@
 `::error file=PATH,line=L,endLine=E,title=CODE name::message` (`warning` for warnings, `notice`
 for info). Paths are relative to the working directory (the checkout) when they lie inside it.
 Values are escaped as the runner expects (`%`, CR, LF; also `:` and `,` inside properties), so
-transcript text can never start a workflow command of its own.
+transcript text can never start a workflow command of its own. ESC, BEL (so OSC 8 links and
+title sequences), other control characters and bidi overrides from model text or file names are
+escaped as `\\uXXXX` by the same function the human report uses.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TextIO
 from ..core import Report
 from ..encode import printable
 from ..model import FileResult, Finding
+from ..text import terminal_safe
 from .sarif import repo_relative
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -55,7 +58,10 @@ def _file_error(fr: FileResult, base: Path) -> str:
 
 
 def _data(value: str) -> str:
-    return printable(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Inert in an Actions log: the runner's own escapes (`%`, CR, LF), then control, bidi and OSC
+    characters escaped as in the human report (`terminal_safe`), so no text can start a workflow
+    command, colour the log, hide or reorder text, or add a link."""
+    return terminal_safe(printable(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _prop(value: str) -> str:

@@ -12,8 +12,10 @@ from rich.console import Console
 from rich.text import Text
 
 from ..core import Report
-from ..model import FileResult, Finding
+from ..model import SEVERITY_RANK, FileResult, Finding
+from ..rules import RULES
 from ..text import terminal_safe
+from .options import RenderOptions, console_for
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -30,10 +32,15 @@ def _finding_line(f: Finding) -> Text:
     line = Text(no_wrap=False)
     line.append(terminal_safe(_where(f)), style="bold")
     line.append("  ")
+    line.append(f"{f.severity:<7}", style=_STYLE[f.severity])  # the word, not only a colour (CI logs)
+    line.append(" ")
     line.append(f.code, style=_STYLE[f.severity])
     line.append(f" {f.name} ", style="dim")
     line.append(terminal_safe(f.message))
     extras = []
+    changed = severity_change(f)
+    if changed:
+        extras.append(changed)
     if f.session:
         extras.append(f"session {f.session}")
     if f.engine:
@@ -43,6 +50,15 @@ def _finding_line(f: Finding) -> Text:
     if extras:
         line.append(" [" + terminal_safe(", ".join(extras)) + "]", style="dim")
     return line
+
+
+def severity_change(f: Finding) -> str | None:
+    """When context moved a finding's severity off its rule's default, say so (the message says why)."""
+    rule = RULES.get(f.code)
+    if rule is None or rule.severity == f.severity:
+        return None
+    how = "raised" if SEVERITY_RANK[f.severity] > SEVERITY_RANK[rule.severity] else "lowered"
+    return f"{how} from {f.code}'s default {rule.severity} by context, see the message"
 
 
 def _file_block(console: Console, fr: FileResult) -> None:
@@ -78,8 +94,10 @@ def _summary(report: Report) -> Text:
     return text
 
 
-def render(report: Report, out: TextIO) -> None:
-    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+def render(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
+    options = options or RenderOptions()
+    console: Console = console_for(out, options.color)
     for fr in report.files:
         _file_block(console, fr)
-    console.print(_summary(report))
+    if not options.quiet:
+        console.print(_summary(report))

@@ -166,3 +166,17 @@ def fingerprint(f: Finding, base: Path) -> str:
     where = repo_relative(f.path, base) or f.path
     parts = [f.code, where, f.session or "", f.table or "", str(f.row or ""), str(f.line or ""), f.message]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def failed_run(message: str, out: TextIO) -> None:
+    """A valid SARIF log for a scan that could not start (no input, a bad selector): no results,
+    one error notification that says why, so `upload-sarif` shows the cause instead of failing."""
+    log = to_sarif(_EMPTY)
+    invocation = log["runs"][0]["invocations"][0]
+    invocation["executionSuccessful"] = False
+    invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": message}}]
+    out.write(dumps(log, indent=True))
+    out.write("\n")
+
+
+_EMPTY = Report([])

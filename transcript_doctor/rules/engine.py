@@ -110,4 +110,5 @@ def repair_findings(repairs: Iterable[Repair], conversation: Conversation, codes
             line=src.line, end_line=src.end_line, row=src.row, table=src.table, position=repair.position,
             engine=repair.engine, evidence=json_safe(dict(repair.evidence)),
             subject=repair.subject,
+            fix=repair.fix,  # how the store writes the repair into the record, if it can
         )

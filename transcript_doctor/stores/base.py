@@ -144,6 +144,14 @@ class Store(ABC):
         """
         return None
 
+    def session_activity(self) -> dict[str, tuple[float | None, int]]:
+        """Session id -> (last activity in Unix seconds or None, records) for `tdoc sessions`.
+
+        Stores that hold many sessions (databases) override this; a store of one session returns
+        {} and is described by its file's time and size.
+        """
+        return {}
+
     def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
         """The plan that fixes `findings` (all allowed under `options`): see docs/heal.md.
 

@@ -29,3 +29,11 @@ class RowHealOptions:
     """`purge`: a database heal deletes rows instead of deactivating them (Hermes `--purge`)."""
 
     purge: bool = False
+
+
+@dataclass(frozen=True)
+class CodexOptions:
+    """`target`: what Codex rollouts are judged against: `codex` (the request Codex sends, after its
+    own repairs) or `responses` (a raw Responses API replay of the history, nothing repaired)."""
+
+    target: str = "codex"

@@ -79,6 +79,13 @@ class HermesDbStore(Store):
     def record_count(self) -> int:
         return self._records
 
+    def session_activity(self) -> dict[str, tuple[float | None, int]]:
+        rows = self.connection().execute(
+            "SELECT session_id, MAX(timestamp), COUNT(*) FROM messages GROUP BY session_id").fetchall()
+        found: dict[str, tuple[float | None, int]] = {sid: (None, 0) for sid in self.sessions}
+        found.update({str(sid): (last if isinstance(last, (int, float)) else None, n) for sid, last, n in rows})
+        return found
+
     def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
         return group_by_session(self.database().iter_rows(session_ids))
 

@@ -65,7 +65,9 @@ class KimiStore(Store):
             if s.id is not None:
                 obj["session"] = s.id
             objs.append(obj)
-        return objs[0] if len(objs) == 1 else objs
+        # One object for a journal or a chosen session; an export bundle is a list even with one agent.
+        single = options.session is not None or (len(chosen) == 1 and chosen[0].id is None)
+        return objs[0] if single else objs
 
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
         for s in self.sessions:
@@ -136,8 +138,7 @@ class KimiKind(StoreKind):
         try:
             obj = orjson.loads(first)
         except orjson.JSONDecodeError:
-            # A broken first line: still ours if kimi record types follow.
-            return any(t in head for t in _KIMI_TYPES)
+            return False  # a journal's first line is always a whole JSON record (pretty JSON is not)
         if not isinstance(obj, dict):
             return False
         if obj.get("type") == "metadata" and "protocol_version" in obj:

@@ -75,6 +75,11 @@ class OpencodeDbStore(Store):
             self._records = self.reader.count(MESSAGE_TABLE) + self.reader.count(PART_TABLE)
         return self._records
 
+    def session_activity(self) -> dict[str, tuple[float | None, int]]:
+        counts = dict(self.conn.execute(f"SELECT session_id, COUNT(*) FROM {MESSAGE_TABLE} GROUP BY session_id"))
+        return {row.id: (row.updated / 1000 if isinstance(row.updated, (int, float)) else None,  # ms in OpenCode
+                         counts.get(row.id, 0)) for row in self.rows}  # fmt: skip
+
     def _rows(self, session: str | None) -> list[SessionRow]:
         if session is None:
             return self.rows

@@ -1,0 +1,51 @@
+"""Hostile rollouts: any JSON in any field never makes scan, replay or a heal plan raise."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.core import ScanConfig
+from transcript_doctor.healing import heal_paths
+from transcript_doctor.stores import HealOptions
+
+from .helpers import envelope, replay, scan, write_rollout
+
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6),
+                    st.sampled_from(["gAAAAx", "other", "c1", "msg_1", "\x00"]))
+_json = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                      st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+                     max_leaves=8)
+_keys = st.sampled_from(["type", "role", "content", "summary", "encrypted_content", "call_id", "name", "arguments",
+                         "output", "action", "id", "input", "status", "tools"])
+_kinds = st.sampled_from(["message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+                          "custom_tool_call_output", "local_shell_call", "tool_search_call", "tool_search_output",
+                          "web_search_call", "ghost_snapshot", "agent_message"])
+_payload = st.builds(lambda kind, rest: {**rest, "type": kind}, st.one_of(_kinds, _scalar),
+                     st.dictionaries(_keys, _json, max_size=5))
+_line = st.one_of(
+    _payload.map(lambda p: envelope("response_item", p)),
+    st.builds(lambda n: envelope("event_msg", {"type": "thread_rolled_back", "num_turns": n}), _json),
+    st.builds(lambda m: envelope("event_msg", {"type": "error", "message": m}),
+              st.sampled_from(["Invalid 'input[2].content': array too long", "x", "input[999999999]"])),
+    st.builds(lambda h, m: envelope("compacted", {"message": m, "replacement_history": h}),
+              st.one_of(st.none(), st.lists(st.one_of(_payload, _json), max_size=3)), _json),
+    st.builds(lambda p: envelope("session_meta", p), st.dictionaries(_keys, _json, max_size=3)),
+    _json.map(lambda v: {"type": "response_item", "payload": v}),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_line, min_size=1, max_size=10))
+def test_any_json_is_read_without_raising(lines: list) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_rollout(Path(tmp) / "rollout-2026-01-01T00-00-00-x.jsonl",
+                             [envelope("session_meta", {"id": "s"}), *lines])
+        scan(path)
+        scan(path, target="responses")
+        replay(path)
+        results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
+        assert code in (0, 1), [r.warnings for r in results]

@@ -1,0 +1,205 @@
+"""Contracts a CI job relies on: what is (not) a kimi journal, severity words, sessions for
+explain, stdin for replay/explain, the replay shape, whole rule names in a pipe, Ctrl-C and EPIPE."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from transcript_doctor.cli import app
+from transcript_doctor.rules import RULES
+from transcript_doctor.schema import errors as schema_errors
+from transcript_doctor.stores import kinds
+
+from .kimi.builders import Journal, seed_case, text, think
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+OPENCODE_DB = ROOT / "fixtures" / "opencode" / "opencode.db"
+HERMES_DB = ROOT / "fixtures" / "hermes" / "hermes-state-v30.db"
+EMPTY_AT_1 = "400 the message at position 1 with role 'assistant' must not be empty"
+
+
+def tdoc(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "transcript_doctor", *args], capture_output=True, text=True,
+                          env=env, timeout=120, cwd=ROOT, **kw)  # fmt: skip
+
+
+def poisoned(path: Path) -> Path:
+    return Journal().user("u1").step("s1", [think("")]).user("u2").step("s2", [text("ok")]).write(path)
+
+
+# --------------------------------------------------------------------------- what is a kimi journal
+
+SNIFF_CASES = [
+    ("pretty-printed JSON object", b'{\n  "type": "context.append_message",\n  "turn.prompt": 1\n}\n', False),
+    ("JSON Schema naming kimi record types", b'{\n  "$id": "x",\n  "enum": ["context.append_message"]\n}\n', False),
+    ("text line then kimi records", b'hello\n{"type":"context.append_message","message":{}}\n', False),
+    ("a JSON array first line", b'[1, 2]\n{"type":"context.append_message"}\n', False),
+    ("metadata header", b'{"type":"metadata","protocol_version":"1.4"}\n', True),
+    ("headerless record with a kimi type", b'{"type":"context.append_message","message":{}}\n', True),
+]
+
+
+@pytest.mark.parametrize(("label", "head", "is_kimi"), SNIFF_CASES, ids=[c[0] for c in SNIFF_CASES])
+def test_a_journal_starts_with_a_whole_json_record(tmp_path: Path, label: str, head: bytes, is_kimi: bool) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(head)
+    assert kinds()["kimi-wire"].sniff(path, head) is is_kimi, label
+
+
+def test_tdocs_own_schemas_are_not_stores() -> None:
+    proc = tdoc("scan", "transcript_doctor/schemas/", "--skip-unrecognised")
+    assert proc.returncode == 0, proc.stderr
+    named = tdoc("scan", *sorted(str(p) for p in (ROOT / "transcript_doctor/schemas").glob("*.json")),
+                 "--skip-unrecognised", "-f", "json")  # fmt: skip
+    assert named.returncode == 0 and json.loads(named.stdout)["summary"]["files"] == 0
+
+
+# --------------------------------------------------------------------------- human severity
+
+
+def test_human_output_names_the_severity_and_says_when_context_changed_it(tmp_path: Path) -> None:
+    seed = seed_case().write(tmp_path / "seed.jsonl")  # W101 at info: its step is no longer live
+    live = poisoned(tmp_path / "live.jsonl")  # W101 at its default error
+    out = runner.invoke(app, ["scan", str(seed), str(live), "--color", "never"]).stdout
+    lines = {line.split()[0]: line for line in out.splitlines() if " W101 " in line}
+    seed_line = next(v for k, v in lines.items() if "seed" in k)
+    live_line = next(v for k, v in lines.items() if "live" in k)
+    assert " info " in seed_line and "lowered from W101's default error by context" in seed_line
+    assert " error " in live_line and "default" not in live_line
+    assert RULES["W101"].severity == "error"
+
+
+# --------------------------------------------------------------------------- explain --error and sessions
+
+
+def test_explain_on_a_multi_session_store_asks_for_the_session() -> None:
+    result = runner.invoke(app, ["explain", "--error", EMPTY_AT_1, str(OPENCODE_DB)])
+    assert result.exit_code == 2
+    assert "--session" in result.output and "ses_0391ce5bfffeYxMT3gWDcEwIVi" in result.output
+
+
+@pytest.mark.parametrize("store", [OPENCODE_DB, HERMES_DB])
+def test_explain_with_an_unknown_session_is_an_error(store: Path) -> None:
+    result = runner.invoke(app, ["explain", "--error", EMPTY_AT_1, str(store), "--session", "nope"])
+    assert result.exit_code == 2 and "no session 'nope'" in result.output
+
+
+def test_explain_with_a_known_session_maps_into_it() -> None:
+    result = runner.invoke(app, ["explain", "--error", EMPTY_AT_1, str(OPENCODE_DB), "--session",
+                                 "ses_0391ce5bfffeYxMT3gWDcEwIVi", "-f", "json"])  # fmt: skip
+    assert result.exit_code == 0
+    assert all(f["session"] == "ses_0391ce5bfffeYxMT3gWDcEwIVi" for f in json.loads(result.stdout)["findings"])
+
+
+def test_explain_error_reads_the_store_from_stdin(tmp_path: Path) -> None:
+    journal = poisoned(tmp_path / "p.jsonl")
+    proc = tdoc("explain", "--error", EMPTY_AT_1, "-", "-f", "json", input=journal.read_text())
+    assert proc.returncode == 0, proc.stderr
+    diagnosis = json.loads(proc.stdout)
+    assert diagnosis["mapping"] == "mapped" and diagnosis["record"]["line"] == 3
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def test_replay_reads_stdin_like_the_file(tmp_path: Path) -> None:
+    journal = poisoned(tmp_path / "p.jsonl")
+    from_stdin = tdoc("replay", "-", input=journal.read_text())
+    from_file = tdoc("replay", str(journal))
+    assert from_stdin.returncode == 0 and json.loads(from_stdin.stdout) == json.loads(from_file.stdout)
+
+
+REPLAY_SHAPES = [
+    ("kimi journal: one session", "journal", [], dict),
+    ("database: one object per session", str(OPENCODE_DB), [], list),
+    ("database, one session chosen", str(OPENCODE_DB), ["--session", "ses_0391ce5bfffeYxMT3gWDcEwIVi"], dict),
+    ("eve stream: one session", str(ROOT / "fixtures/eve/support-chat.v26.ndjson"), [], dict),
+]
+
+
+@pytest.mark.parametrize(("label", "path", "extra", "shape"), REPLAY_SHAPES, ids=[c[0] for c in REPLAY_SHAPES])
+def test_replay_shape_follows_the_store_kind_and_validates(tmp_path, label, path, extra, shape) -> None:
+    if path == "journal":
+        path = str(poisoned(tmp_path / "p.jsonl"))
+    result = runner.invoke(app, ["replay", path, *extra])
+    assert result.exit_code == 0, result.output
+    value = json.loads(result.stdout)
+    assert isinstance(value, shape), label
+    assert schema_errors("replay", value) == []
+
+
+def test_replay_unknown_session_is_an_error() -> None:
+    result = runner.invoke(app, ["replay", str(OPENCODE_DB), "--session", "nope"])
+    assert result.exit_code == 2
+
+
+# --------------------------------------------------------------------------- pipes
+
+
+def test_rules_in_a_pipe_keep_every_name_whole() -> None:
+    proc = tdoc("rules")  # stdout is a pipe, as in `tdoc rules | grep`
+    assert proc.returncode == 0
+    by_code = {line.split()[0]: line.split() for line in proc.stdout.splitlines()[1:]}
+    assert set(by_code) == set(RULES)
+    for code, rule in RULES.items():
+        assert by_code[code][1] == rule.name and rule.summary in " ".join(by_code[code])
+
+
+EPIPE_CASES = [
+    (["rules"], 0), (["schema", "report"], 0), (["scan", "SEED", "-f", "json"], 1), (["scan", "SEED"], 1),
+    (["scan", "SEED", "--exit-zero"], 0), (["replay", "SEED", "-f", "human"], 0), (["explain", "W101"], 0),
+    (["sessions", "SEED"], 0), (["replay", "SEED", "-f", "html"], 0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code"), EPIPE_CASES)
+def test_a_closed_stdout_exits_quietly_with_the_commands_code(tmp_path: Path, args: list[str], code: int) -> None:
+    args = [str(seed_case().write(tmp_path / "s.jsonl")) if a == "SEED" else a for a in args]
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before tdoc writes: every write is EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "transcript_doctor", *args], stdout=write,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              timeout=120, cwd=ROOT)  # fmt: skip
+    finally:
+        os.close(write)
+    assert proc.returncode == code and proc.stderr == ""
+
+
+def test_ctrl_c_during_a_parallel_scan_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    fifo = tmp_path / "blocked.jsonl"
+    os.mkfifo(fifo)  # a worker opening it blocks until this test opens the other end: the scan is running
+    other = seed_case().write(tmp_path / "other.jsonl")
+    proc = subprocess.Popen([sys.executable, "-m", "transcript_doctor", "scan", str(fifo), str(other), "-j", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)  # fmt: skip
+    writer = None
+    try:
+        deadline = time.monotonic() + 120  # a guard against hanging, not a timing assertion
+        while writer is None and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # succeeds once a worker reads it
+            except OSError:
+                time.sleep(0.05)
+        assert writer is not None, "no worker opened the input"
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130
+    assert "Traceback" not in stderr and "tdoc: interrupted" in stderr
