@@ -137,7 +137,7 @@ def _map_to_store(match: RejectionMatch, path: str, session: str | None) -> dict
 
     store = open_store(_store_path(path), path, Options(session=session))
     try:
-        _check_session(store, path, session)
+        _check_session(store, path, session, indexed=match.position is not None)
         supported = type(store).locate is not Store.locate
         record = _locate(store, match, session) if supported else None
         codes = [match.pattern.rule, *match.pattern.related]
@@ -163,13 +163,14 @@ def _store_path(path: str) -> Path:
     return Path(path)
 
 
-def _check_session(store: Any, path: str, session: str | None) -> None:
-    """A request index means nothing without its session: ask for one when the store holds several,
-    and refuse an id the store does not have."""
+def _check_session(store: Any, path: str, session: str | None, *, indexed: bool = True) -> None:
+    """A request index means nothing without its session: ask for one when the store holds several
+    and the error names an index (an error without one lists the findings of every session), and
+    refuse an id the store does not have."""
     ids = _session_ids(store) if store.session_count > 1 or session is not None else []
     if session is not None and session not in ids:
         raise TdocError(f"{path}: no session {session!r}; sessions: {_listed(ids) or 'none with an id'}")
-    if session is None and store.session_count > 1:
+    if session is None and indexed and store.session_count > 1:
         raise TdocError(f"{path} holds {store.session_count} sessions; say which one the error came from with "
                         f"--session ID ({_listed(ids) or 'see `tdoc sessions`'})")  # fmt: skip
 
