@@ -219,7 +219,7 @@ def phase(name: str, path: Path) -> dict:
         from transcript_doctor.healing import heal_paths
         from transcript_doctor.parallel import run  # noqa: F401  (scan imports it on first use)
         from transcript_doctor.stores import HealOptions, kinds
-        from transcript_doctor.stores.kimi.replay import replay_file
+        from transcript_doctor.stores.kimi.replay.driver import replay_file
 
         kinds()  # the store kinds load lazily: load them before timing too
     startup = time.perf_counter() - start

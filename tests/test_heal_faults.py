@@ -314,7 +314,7 @@ def test_a_journal_heal_that_does_not_hold_is_undone_even_without_a_backup(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from transcript_doctor.heal.plan import LineWrite
     from transcript_doctor.model import Edit
-    from transcript_doctor.stores.kimi import heal as kimi_heal
+    from transcript_doctor.stores.kimi.heal import driver as kimi_heal
 
     path = journal(tmp_path / "wire.jsonl")
     original = path.read_bytes()

@@ -1,4 +1,4 @@
-"""kimi-code request projection (stores/kimi/projection.py) against the reference replays."""
+"""kimi-code request projection (stores/kimi/projection/) against the reference replays."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from transcript_doctor.stores.kimi.projection import project
+from transcript_doctor.stores.kimi.projection.request import project
 
 KIMI = Path(__file__).resolve().parent.parent / "fixtures" / "kimi-code"
 MEDIA = {"image_url": "imageUrl", "audio_url": "audioUrl", "video_url": "videoUrl"}
@@ -145,9 +145,9 @@ def kinds(projection) -> list[tuple]:
 
 # --------------------------------------------------------------------------- vacuous predicates
 
-from transcript_doctor.stores.kimi.projection import is_empty_assistant, prefix_vacuous_positions  # noqa: E402
-from transcript_doctor.stores.kimi.render import UNAVAILABLE, render_tool_result, sendable_content  # noqa: E402
-from transcript_doctor.stores.kimi.vacuous import is_blank_text, is_vacuous_content, is_vacuous_part  # noqa: E402
+from transcript_doctor.stores.kimi.engines.vacuous import is_blank_text, is_vacuous_content, is_vacuous_part  # noqa: E402
+from transcript_doctor.stores.kimi.projection.request import is_empty_assistant, prefix_vacuous_positions  # noqa: E402
+from transcript_doctor.stores.kimi.projection.request_shape import UNAVAILABLE, render_tool_result, sendable_content  # noqa: E402
 
 
 @pytest.mark.parametrize("text", ["", " ", "\t\n", "\u00a0\u3000", "\ufeff", "\u2028 \u205f"])

@@ -121,11 +121,11 @@ SEED = Path(__file__).resolve().parent.parent / "fixtures" / "kimi-code" / "gold
 
 def test_kimi_builds_the_c201_fix_only_when_c201_is_selected(monkeypatch: pytest.MonkeyPatch) -> None:
     """Building the C201 fix re-reads the journal line it rewrites; --select W101 must not."""
-    from transcript_doctor.stores.kimi import plan
+    from transcript_doctor.stores.kimi.replay import step_edits
 
     reads: list[int] = []
-    real = plan.read_line
-    monkeypatch.setattr(plan, "read_line", lambda state, offset: reads.append(offset) or real(state, offset))
+    real = step_edits.read_line
+    monkeypatch.setattr(step_edits, "read_line", lambda state, offset: reads.append(offset) or real(state, offset))
     w101 = scan(str(SEED), ScanConfig(jobs=1, select=["W101"])).findings
     assert {f.code for f in w101} == {"W101"} and reads == []
     c201 = scan(str(SEED), ScanConfig(jobs=1, select=["C201"])).findings

@@ -92,7 +92,7 @@ def _requests(store: Store, options: Options) -> list[tuple[str | None, str, lis
     """(session, what the list is, request messages) for each session of the store."""
     kimi_sessions = getattr(store, "sessions", None)
     if store.format == "kimi-wire" and isinstance(kimi_sessions, list):
-        from .stores.kimi.replay import projected
+        from .stores.kimi.replay.driver import projected
 
         out = []
         for s in kimi_sessions:

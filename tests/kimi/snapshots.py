@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcript_doctor.stores.kimi.replay import KimiReplay
-from transcript_doctor.stores.kimi.steps import StepRecords
+from transcript_doctor.stores.kimi.replay.driver import KimiReplay
+from transcript_doctor.stores.kimi.replay.step_index import StepRecords
 
 
 def _step(step: StepRecords) -> tuple:

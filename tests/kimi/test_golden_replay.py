@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from transcript_doctor.stores.kimi.replay import replay_file, replay_object
+from transcript_doctor.stores.kimi.replay.driver import replay_file, replay_object
 
 from . import compare
 

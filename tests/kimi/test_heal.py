@@ -25,8 +25,8 @@ from transcript_doctor.heal.plan import LineWrite
 from transcript_doctor.healing import allowed
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions, Options, open_store
-from transcript_doctor.stores.kimi.heal import healed_bytes, plan_heal
-from transcript_doctor.stores.kimi.replay import projected, replay_object, replay_stream
+from transcript_doctor.stores.kimi.heal.driver import healed_bytes, plan_heal
+from transcript_doctor.stores.kimi.replay.driver import projected, replay_object, replay_stream
 
 from . import compare
 from .builders import Journal, seed_case, text, think
@@ -168,7 +168,7 @@ def test_generic_reverification_restores_the_backup(tmp_path: Path, monkeypatch:
     """For stores that do not verify their own bytes, a surviving finding restores the backup."""
     path = seed_case().write(tmp_path / "wire.jsonl")
     original = path.read_bytes()
-    from transcript_doctor.stores.kimi import heal as heal_module
+    from transcript_doctor.stores.kimi.heal import driver as heal_module
 
     real = heal_module.heal_store
 
@@ -338,7 +338,7 @@ def test_a_journal_appended_to_before_verification_is_refused_with_exit_3(
     """The agent writes a record after tdoc read the journal: the heal must not call that
     'nothing to heal' or write a plan made for other bytes. The append is injected exactly at
     the verification replay (no timing)."""
-    from transcript_doctor.stores.kimi import heal_verify
+    from transcript_doctor.stores.kimi.heal import verify as heal_verify
 
     path = seed_case().write(tmp_path / "wire.jsonl")
     real = heal_verify.replay_stream

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
-from transcript_doctor.stores.kimi.plan import rewrite_count
+from transcript_doctor.stores.kimi.replay.step_edits import rewrite_count
 
 runner = CliRunner()
 HEADER = b'{"type":"metadata","protocol_version":"1.4","created_at":1}\n'

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcript_doctor.stores.kimi.heal_plan import DEMOTED_REASON
-from transcript_doctor.stores.kimi.replay import KimiReplay, projected, replay_stream
+from transcript_doctor.stores.kimi.heal.plan import DEMOTED_REASON
+from transcript_doctor.stores.kimi.replay.driver import KimiReplay, projected, replay_stream
 
 from .strategies import build, op_sequences
 from .test_properties import PATH, heal_once
@@ -97,7 +97,7 @@ def test_a_plan_nothing_was_demoted_in_is_verified_by_one_replay(sequence: list[
     from transcript_doctor.core import ScanConfig, check_store
     from transcript_doctor.healing import allowed
     from transcript_doctor.stores import HealOptions, Options
-    from transcript_doctor.stores.kimi.heal import plan_heal
+    from transcript_doctor.stores.kimi.heal.driver import plan_heal
     from transcript_doctor.stores.kimi.store import KimiStore, Session
 
     from .test_properties import _materialise

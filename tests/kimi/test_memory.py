@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from transcript_doctor.stores.kimi.replay import KimiReplay, replay_stream
+from transcript_doctor.stores.kimi.replay.driver import KimiReplay, replay_stream
 
 from .builders import Journal, text
 

@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.healing import allowed
 from transcript_doctor.stores import HealOptions, Options
-from transcript_doctor.stores.kimi.heal import healed_bytes, plan_heal
-from transcript_doctor.stores.kimi.messages import public
-from transcript_doctor.stores.kimi.projection import project
-from transcript_doctor.stores.kimi.replay import KimiReplay, replay_stream
+from transcript_doctor.stores.kimi.engines.messages import public
+from transcript_doctor.stores.kimi.engines.vacuous import is_vacuous_content
+from transcript_doctor.stores.kimi.heal.driver import healed_bytes, plan_heal
+from transcript_doctor.stores.kimi.projection.request import project
+from transcript_doctor.stores.kimi.replay.driver import KimiReplay, replay_stream
 from transcript_doctor.stores.kimi.store import KimiStore, Session
-from transcript_doctor.stores.kimi.vacuous import is_vacuous_content
 
 from .strategies import build, is_vacuous_step, journals, op_sequences
 

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_doctor.stores.kimi import records
-from transcript_doctor.stores.kimi.records import is_valid_v2, problems
+from transcript_doctor.stores.kimi.read import records
+from transcript_doctor.stores.kimi.read.records import is_valid_v2, problems
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, width=32),
                     st.text(max_size=3))
@@ -100,7 +100,7 @@ def test_hostile_records_never_raise(batch: list[dict[str, Any]]) -> None:
     import orjson
 
     from transcript_doctor.core import ScanConfig, check_store
-    from transcript_doctor.stores.kimi.replay import replay_object, replay_stream
+    from transcript_doctor.stores.kimi.replay.driver import replay_object, replay_stream
     from transcript_doctor.stores.kimi.store import KimiStore, Session
 
     from .snapshots import snapshot

@@ -1,4 +1,4 @@
-"""The replay's hot path (route.py) leaves exactly the state the general path leaves.
+"""The replay's hot path (replay/hot_path.py) leaves exactly the state the general path leaves.
 
 Journals come from the operation grammar, then get shuffled about: records duplicated, moved,
 and hostile records mixed in that name the same steps and calls (events for steps that are not
@@ -15,9 +15,9 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcript_doctor.stores.kimi.jsnum import _stringify, js_stringify
-from transcript_doctor.stores.kimi.messages import public
-from transcript_doctor.stores.kimi.replay import replay_stream
+from transcript_doctor.stores.kimi.engines.messages import public
+from transcript_doctor.stores.kimi.read.js_stringify import _stringify, js_stringify
+from transcript_doctor.stores.kimi.replay.driver import replay_stream
 
 from .snapshots import snapshot
 from .strategies import journals
@@ -87,21 +87,21 @@ def test_hot_path_leaves_the_state_of_the_general_path(data: bytes, edits: list)
 
 def test_the_hot_path_takes_the_common_records() -> None:
     """Guard against a hot path that silently never runs (the equivalence test would still pass)."""
-    from transcript_doctor.stores.kimi import route
+    from transcript_doctor.stores.kimi.replay import hot_path
 
     taken = []
-    original = route.HotPath.take
+    original = hot_path.HotPath.take
 
-    def counting(self: route.HotPath, *args: Any) -> bool:
+    def counting(self: hot_path.HotPath, *args: Any) -> bool:
         done = original(self, *args)
         taken.append(done)
         return done
 
-    route.HotPath.take = counting  # type: ignore[method-assign]
+    hot_path.HotPath.take = counting  # type: ignore[method-assign]
     try:
         replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
     finally:
-        route.HotPath.take = original  # type: ignore[method-assign]
+        hot_path.HotPath.take = original  # type: ignore[method-assign]
     assert taken and all(taken)
 
 

@@ -9,13 +9,8 @@ from typing import Any
 
 import pytest
 
-from transcript_doctor.stores.kimi.records import is_valid_v2
-from transcript_doctor.stores.kimi.replay import (
-    KimiReplay,
-    projected,
-    replay_object,
-    replay_stream,
-)
+from transcript_doctor.stores.kimi.read.records import is_valid_v2
+from transcript_doctor.stores.kimi.replay.driver import KimiReplay, projected, replay_object, replay_stream
 
 from .builders import Journal
 

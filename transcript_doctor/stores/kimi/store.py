@@ -13,10 +13,10 @@ from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ..base import HealOptions, Options, Store, StoreKind
 from ..options import KimiOptions
-from . import checks
-from .replay import KimiReplay, projected, replay_file, replay_object, replay_stream
+from .checks import suite as checks
+from .replay.driver import KimiReplay, projected, replay_file, replay_object, replay_stream
+from .replay.step_index import StepRecords
 from .sniff import journal_members, sniff_wire
-from .steps import StepRecords
 
 
 @dataclass
@@ -81,7 +81,7 @@ class KimiStore(Store):
     def plan_heal(self, findings: list, options: HealOptions) -> HealPlan:
         if self.readonly:
             raise TdocError(f"{self.display}: an export zip is read-only; heal the session's wire.jsonl instead")
-        from .heal import heal_store
+        from .heal.driver import heal_store
 
         return heal_store(self, findings, options)
 

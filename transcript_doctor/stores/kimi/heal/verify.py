@@ -25,13 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...fixes.jsonl import LinePlan, iter_applied
-from ...model import Edit, RefusedError, TdocError
-from .heal_plan import KEEP, TOMB, KimiPlan, demote
-from .messages import public
-from .projection import Projection
-from .reader import READ_BUFFER
-from .replay import KimiReplay, message_key, projected, replay_stream
+from ....fixes.jsonl import LinePlan, iter_applied
+from ....model import Edit, RefusedError, TdocError
+from ..engines.messages import public
+from ..projection.request import Projection
+from ..read.reader import READ_BUFFER
+from ..replay.driver import KimiReplay, message_key, projected, replay_stream
+from .plan import KEEP, TOMB, KimiPlan, demote
 
 Restored = tuple[Any, set[Any]]  # (original line -> healed line, keys of the original v1 history)
 

@@ -1,9 +1,9 @@
 """The kimi-code heal (docs/kimi-code.md §Heal): remove vacuous steps, re-align legacy
 compaction counts, drop a torn tail; verified by one replay of the healed journal.
 
-The plan is made in memory from what the scan replay recorded (heal_plan.py), then verified by
+The plan is made in memory from what the scan replay recorded (heal/plan.py), then verified by
 one streamed replay of the whole healed journal, the same one that is hashed for the write
-(heal_verify.py). Only when that fails are the failing steps found by bisection and demoted
+(heal/verify.py). Only when that fails are the failing steps found by bisection and demoted
 (tombstone, then keep).
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ...fixes.jsonl import LinePlan, iter_applied
-from ...heal.plan import HealPlan, LineWrite
-from ...model import Edit, Finding, TdocError
-from ..base import HealOptions
-from .heal_plan import KimiPlan, initial_plan
-from .heal_verify import verify_plan
-from .plan import step_subject
-from .replay import KimiReplay
+from ....fixes.jsonl import LinePlan, iter_applied
+from ....heal.plan import HealPlan, LineWrite
+from ....model import Edit, Finding, TdocError
+from ...base import HealOptions
+from ..replay.driver import KimiReplay
+from ..replay.step_edits import step_subject
+from .plan import KimiPlan, initial_plan
+from .verify import verify_plan
 
 STEP_CODES = ("W101", "C203", "C201")
 
@@ -72,7 +72,7 @@ def healed_bytes(state: KimiReplay, plan: KimiPlan) -> bytes:
 def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> HealPlan:
     """The pipeline's plan (docs/heal.md): the verified edits, the hash of the healed bytes, and
     a store view of the healed replay for the pipeline to scan before anything is written."""
-    from .store import KimiStore, Session
+    from ..store import KimiStore, Session
 
     session = store.sessions[0]
     state = session.replay

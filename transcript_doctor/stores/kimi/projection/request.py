@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from transcript_doctor.model import TdocError
 
-from .projection_v1 import project_v1
-from .projection_v2 import project_v2
-from .vacuous import is_vacuous_content
+from ..engines.vacuous import is_vacuous_content
+from .v1 import project_v1
+from .v2 import project_v2
 
 ENGINES = {"v1": project_v1, "v2": project_v2}
 

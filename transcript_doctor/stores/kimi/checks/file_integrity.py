@@ -8,11 +8,11 @@ from typing import Any
 
 import orjson
 
-from ...model import Edit, Finding, Fix
-from ...rules import finding
-from ...text import excerpt
-from .reader import KNOWN_VERSIONS, version_tuple
-from .records import problems
+from ....model import Edit, Finding, Fix
+from ....rules import finding
+from ....text import excerpt
+from ..read.reader import KNOWN_VERSIONS, version_tuple
+from ..read.records import problems
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..read.records import is_valid_v2
 from . import compaction as cx
-from .fold import LoopFold, Sink
+from .loop_fold import LoopFold, Sink
 from .messages import Msg, appended, interrupted_message, is_swarm_reminder
-from .records import is_valid_v2
 
 
 class EngineV2:

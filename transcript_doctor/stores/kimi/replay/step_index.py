@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .reader import Record
-from .vacuous import is_vacuous_part
+from ..engines.vacuous import is_vacuous_part
+from ..read.reader import Record
 
 
 class StepRecords:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from .render import (
+from ..engines.vacuous import is_vacuous_content
+from .request_shape import (
     Item,
     anomaly,
     call_id,
@@ -26,7 +27,6 @@ from .render import (
     wire_message,
     with_calls,
 )
-from .vacuous import is_vacuous_content
 
 Anomalies = list[dict]
 

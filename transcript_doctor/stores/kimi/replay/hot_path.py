@@ -2,7 +2,7 @@
 
 Most records are well-formed loop events of the five known kinds and appended messages; many of
 the rest are types no replay reads (`turn.prompt`, `usage.record`, ...). The general path
-(`replay._feed`) handles each record through several layers: validate it, index its step, then
+(`driver._feed`) handles each record through several layers: validate it, index its step, then
 hand it to each engine's `apply`, which dispatches on the record type and again on the event
 kind. Here the reader offers each record before it even makes a `Record` of it; a loop event's
 kind is looked up once and its four handlers - the schema's fast "certainly valid" check, the
@@ -11,7 +11,7 @@ both folds.
 
 Anything unusual returns False and takes the general path instead: a record the fast check is
 not sure about, a record for another agent, an engine that already failed, a transcript reducer
-that is folding by itself (see mirror.py), any other history record (compaction, undo, clear,
+that is folding by itself (see transcript/live_mirror.py), any other history record (compaction, undo, clear,
 swarm mode). The reader never offers the journal's first record. Both paths leave the same state
 behind; `tests/kimi/test_route.py` pins that on generated journals.
 """
@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .engine_v1 import crash_text
-from .messages import appended
-from .records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
+from ..engines.engine_v1 import crash_text
+from ..engines.messages import appended
+from ..read.records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
 
 if TYPE_CHECKING:
-    from .replay import KimiReplay
+    from .driver import KimiReplay
 
 LOOP = "context.append_loop_event"
 MESSAGE = "context.append_message"

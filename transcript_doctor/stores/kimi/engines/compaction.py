@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsnum import js_stringify
+from ..read.js_stringify import js_stringify
 from .messages import call_arguments
 
 MAX_USER_TOKENS = 20000

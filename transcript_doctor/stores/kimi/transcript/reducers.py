@@ -10,10 +10,10 @@ from bisect import bisect_right
 from itertools import accumulate
 from typing import Any
 
-from . import compaction as cx
-from .engine_v1 import EngineV1, undo_walk
-from .fold import LoopFold, Sink
-from .messages import Msg, appended
+from ..engines import compaction as cx
+from ..engines.engine_v1 import EngineV1, undo_walk
+from ..engines.loop_fold import LoopFold, Sink
+from ..engines.messages import Msg, appended
 
 
 class CountingSink(Sink):

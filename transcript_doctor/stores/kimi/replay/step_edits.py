@@ -1,8 +1,9 @@
-"""Heal planning for kimi journals (docs/kimi-code.md, "Heal"): which steps can go, and the count edits that
-keep legacy compactions aligned once they are gone.
+"""Step edits for kimi journals (docs/kimi-code.md, "Heal"): which steps can go, the line deletes
+that remove one, and the count edits that keep legacy compactions aligned once they are gone.
 
-Pure functions over a `KimiReplay`; the heal engine (heal.py) verifies every plan by replaying
-the healed journal with both engines before it writes anything.
+Pure functions over a `KimiReplay`, below both of their users: the checks attach them to the
+W101/C201/C203 findings as fixes, and the heal plan (heal/plan.py) builds on them; the heal
+verifies every plan by replaying the healed journal with both engines before it writes anything.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from ...model import Edit, RefusedError
-from .replay import KimiReplay, LegacyCompaction
-from .steps import StepRecords
+from ....model import Edit, RefusedError
+from .driver import KimiReplay, LegacyCompaction
+from .step_index import StepRecords
 
 FAILED = ("error", "interrupted")
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import Edit
-from .messages import INTERRUPTED_TEXT
-from .plan import count_edit, dumps, loads, new_count, read_line, step_delete_edits
-from .replay import KimiReplay
+from ....model import Edit
+from ..engines.messages import INTERRUPTED_TEXT
+from ..replay.driver import KimiReplay
+from ..replay.step_edits import count_edit, dumps, loads, new_count, read_line, step_delete_edits
 
 REMOVE, TOMB, KEEP = "remove", "tomb", "keep"
 SETTLE_REASON = ("its v2 step.begin settles the failed step {other!r}, which stays: without it that step "

@@ -12,33 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ...conversation import Repair
-from ...model import Loc
-from ...rules.shared import (
-    w102_blank_text_part as w102,
-)
-from ...rules.shared import (
-    w103_orphan_tool_call as w103,
-)
-from ...rules.shared import (
-    w104_orphan_tool_result as w104,
-)
-from ...rules.shared import (
-    w105_duplicate_tool_call_id as w105,
-)
-from ...rules.shared import (
-    w106_duplicate_tool_result as w106,
-)
-from ...rules.shared import (
-    w107_displaced_tool_result as w107,
-)
-from ...rules.shared import (
-    w108_leading_non_user as w108,
-)
-from ...rules.shared import (
-    w109_consecutive_assistants as w109,
-)
-from .replay import projected
+from ....conversation import Repair
+from ....model import Loc
+from ....rules.shared import w102_blank_text_part as w102
+from ....rules.shared import w103_orphan_tool_call as w103
+from ....rules.shared import w104_orphan_tool_result as w104
+from ....rules.shared import w105_duplicate_tool_call_id as w105
+from ....rules.shared import w106_duplicate_tool_result as w106
+from ....rules.shared import w107_displaced_tool_result as w107
+from ....rules.shared import w108_leading_non_user as w108
+from ....rules.shared import w109_consecutive_assistants as w109
+from ..replay.driver import projected
 
 # anomaly kind -> (rule, what the runtime does about it)
 REPAIRS = {
@@ -133,7 +117,7 @@ def _matches(m: dict[str, Any], call_id: Any, want_tool: bool) -> bool:
 
 
 def _has_whitespace_part(m: dict[str, Any]) -> bool:
-    from ...text import js_trim
+    from ....text import js_trim
 
     content = m.get("content")
     return isinstance(content, list) and any(

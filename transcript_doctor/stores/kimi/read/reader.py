@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ... import values
+from .... import values
 
 READ_BUFFER = 1 << 20  # line iteration over a 1 MiB buffer costs half what the default 8 KiB costs
 KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")

@@ -7,14 +7,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...model import Edit, Finding, Fix
-from ...rules.shared.w101_vacuous_assistant import RULE as VACUOUS
-from ...text import excerpt
-from .messages import public
-from .plan import count_edit, is_phantom, new_count, removable_steps, step_delete_edits, step_is_vacuous, step_subject
-from .projection import is_empty_assistant
-from .replay import projected
-from .steps import StepRecords
+from ....model import Edit, Finding, Fix
+from ....rules.shared.w101_vacuous_assistant import RULE as VACUOUS
+from ....text import excerpt
+from ..engines.messages import public
+from ..projection.request import is_empty_assistant
+from ..replay.driver import projected
+from ..replay.step_edits import (
+    count_edit,
+    is_phantom,
+    new_count,
+    removable_steps,
+    step_delete_edits,
+    step_is_vacuous,
+    step_subject,
+)
+from ..replay.step_index import StepRecords
 
 
 def step_findings(mk: Any, state: Any) -> Iterator[Finding]:

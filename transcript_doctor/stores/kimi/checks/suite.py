@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING
 
-from ...conversation import Conversation
-from ...model import Finding
-from ...rules.shared.w101_vacuous_assistant import RULE as VACUOUS
-from .checks_file import _maker, file_findings
-from .checks_history import (
+from ....conversation import Conversation
+from ....model import Finding
+from ....rules.shared.w101_vacuous_assistant import RULE as VACUOUS
+from .file_integrity import _maker, file_findings
+from .history import (
     compaction_findings,
     divergence_findings,
     has_misaligned_compaction,
@@ -22,10 +22,10 @@ from .checks_history import (
     transcript_findings,
     unknown_step_findings,
 )
-from .checks_projection import repairs
+from .repairs import repairs
 
 if TYPE_CHECKING:
-    from .store import KimiStore, Session
+    from ..store import KimiStore, Session
 
 
 def conversations(store: KimiStore, engines: tuple[str, ...]) -> Iterator[Conversation]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ...schema import load
+from ....schema import load
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator

@@ -14,7 +14,7 @@ from typing import Any
 
 from transcript_doctor.text import js_trim
 
-from .vacuous import is_blank_text
+from ..engines.vacuous import is_blank_text
 
 EMPTY_OUTPUT = "<system>Tool output is empty.</system>"
 ERROR_HEADER = "<system>ERROR: Tool execution failed.</system>"

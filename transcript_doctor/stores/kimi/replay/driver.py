@@ -1,7 +1,7 @@
 """Replay a wire journal through both engines in one streaming pass.
 
 The driver feeds every record to engine v1, engine v2 and both transcript reducers (in scans the
-reducers follow their live engines, see mirror.py), and keeps the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
+reducers follow their live engines, see transcript/live_mirror.py), and keeps the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
 dropped, and at each legacy compaction how many v2-dropped step assistants sat below its cut.
 """
 
@@ -13,20 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ...fixes.fingerprint import Fingerprint
-from ...text import excerpt
-from . import compaction as cx
-from .engine_v1 import EngineV1, crash_text
-from .engine_v2 import EngineV2
-from .messages import Msg, appended, for_transcript, public, settle_arguments
-from .mirror import DIVERGENT, Mirror, NoTranscript
-from .projection import Projection, project
-from .reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
-from .records import HISTORY_TYPES, is_valid_v2
-from .route import HotPath
-from .steps import NoStepIndex, StepIndex
-from .transcript import TranscriptV1, TranscriptV2
-from .vacuous import is_vacuous_content
+from ....fixes.fingerprint import Fingerprint
+from ....text import excerpt
+from ..engines import compaction as cx
+from ..engines.engine_v1 import EngineV1, crash_text
+from ..engines.engine_v2 import EngineV2
+from ..engines.messages import Msg, appended, for_transcript, public, settle_arguments
+from ..engines.vacuous import is_vacuous_content
+from ..projection.request import Projection, project
+from ..read.reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
+from ..read.records import HISTORY_TYPES, is_valid_v2
+from ..transcript.live_mirror import DIVERGENT, Mirror, NoTranscript
+from ..transcript.reducers import TranscriptV1, TranscriptV2
+from .hot_path import HotPath
+from .step_index import NoStepIndex, StepIndex
 
 
 @dataclass
@@ -96,7 +96,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
     behind each compaction, so memory follows the live history instead of the file size; loop
-    events then take the hot path of route.py (`hot_path=False` is the reference it must match).
+    events then take the hot path of hot_path.py (`hot_path=False` is the reference it must match).
     `engines_only` (with `full=False`) runs just the two live engines: no step index, no
     transcripts, so no checks can run on the result (a heal's acceptance check needs none).
     `transcripts=False` (with `full=False`) keeps the step index but folds no transcripts: every

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .projection_v1 import dedupe, drop_leading_non_user, keep_sendable, merge_assistants
-from .render import (
+from .request_shape import (
     Item,
     anomaly,
     call_id,
@@ -24,6 +23,7 @@ from .render import (
     synthetic_result,
     wire_message,
 )
+from .v1 import dedupe, drop_leading_non_user, keep_sendable, merge_assistants
 
 Anomalies = list[dict]
 

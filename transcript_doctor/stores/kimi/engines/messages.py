@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .jsnum import js_stringify
+from ..read.js_stringify import js_stringify
 
 Msg = dict[str, Any]
 INTERRUPTED_TEXT = (
