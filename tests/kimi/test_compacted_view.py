@@ -8,9 +8,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from transcript_doctor.stores.kimi.engine_v1 import undo_walk
 
-from transcript_doctor.stores.kimi import compaction as cx
+from transcript_doctor.stores.kimi.engines import compaction as cx
+from transcript_doctor.stores.kimi.engines.engine_v1 import undo_walk
 from transcript_doctor.stores.kimi.transcript.reducers import View, compacted_view, users_since
 
 # (kind, token estimate): user prompts of any size around the budget, other messages, undo, clear
