@@ -15,6 +15,14 @@ from ...model import Edit, Finding, Fix, Message, ToolCall
 from ...patterns import match_rejection, unwrap
 from ...rules.engine import check_conversation
 from ...rules.registry import finding
+from ...rules.shared.w101_vacuous_assistant import RULE as VACUOUS_ASSISTANT
+from ...rules.shared.w102_blank_text_part import RULE as BLANK_TEXT_PART
+from ...rules.shared.w103_orphan_tool_call import RULE as ORPHAN_TOOL_CALL
+from ...rules.shared.w104_orphan_tool_result import RULE as ORPHAN_TOOL_RESULT
+from ...rules.shared.w105_duplicate_tool_call_id import RULE as DUPLICATE_TOOL_CALL_ID
+from ...rules.shared.w106_duplicate_tool_result import RULE as DUPLICATE_TOOL_RESULT
+from ...rules.shared.w107_displaced_tool_result import RULE as DISPLACED_TOOL_RESULT
+from ...rules.shared.w108_leading_non_user import RULE as LEADING_NON_USER
 from ...text import excerpt
 from .request import RequestMessage
 from .resume import FORMAT
@@ -23,7 +31,11 @@ if TYPE_CHECKING:
     from .store import ClaudeCodeStore
 
 # The shared rules that apply: W109 is left out, two assistant messages in a row are W110's concern.
-SHARED_CODES = frozenset({"W101", "W102", "W103", "W104", "W105", "W106", "W107", "W108", "F507", "F508"})
+SHARED_CODES = frozenset({
+    VACUOUS_ASSISTANT.code, BLANK_TEXT_PART.code, ORPHAN_TOOL_CALL.code, ORPHAN_TOOL_RESULT.code,
+    DUPLICATE_TOOL_CALL_ID.code, DUPLICATE_TOOL_RESULT.code, DISPLACED_TOOL_RESULT.code, LEADING_NON_USER.code,
+    "F507", "F508",
+})
 
 
 def running_calls(store: ClaudeCodeStore) -> tuple[Message, list[ToolCall]] | None:
@@ -47,7 +59,7 @@ def sent_messages(store: ClaudeCodeStore) -> list[Message]:
 
 def native(store: ClaudeCodeStore, codes: frozenset[str]) -> Iterator[Finding]:
     yield from _problems(store, codes)
-    if "W103" in codes:
+    if ORPHAN_TOOL_CALL.code in codes:
         yield from _running(store)
     if "F509" in codes:
         yield from _concatenated(store)
@@ -78,7 +90,7 @@ def _running(store: ClaudeCodeStore) -> Iterator[Finding]:
         fix = store.editor.answer_call(msg, call)
         text = (f"tool call {call.id!r} ({call.name or 'unnamed'}) in assistant message at request position "
                 f"{msg.position} is still running: the session was live when the file was read")
-        yield _find(store, "W103", text, msg.loc.line, end_line=msg.loc.end_line, position=msg.position,
+        yield _find(store, ORPHAN_TOOL_CALL.code, text, msg.loc.line, end_line=msg.loc.end_line, position=msg.position,
                     severity="warning", fix=fix, evidence={"tool_call_id": call.id, "tool_name": call.name,
                                                            "where": "trailing", "running": True})  # fmt: skip
 

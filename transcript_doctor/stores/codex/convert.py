@@ -13,14 +13,20 @@ from collections.abc import Iterable
 
 from ...conversation import Conversation, Editor, Repair
 from ...model import Loc, Message, Part, ToolCall
+from ...rules.shared.w103_orphan_tool_call import RULE as ORPHAN_TOOL_CALL
+from ...rules.shared.w104_orphan_tool_result import RULE as ORPHAN_TOOL_RESULT
+from ...rules.shared.w105_duplicate_tool_call_id import RULE as DUPLICATE_TOOL_CALL_ID
+from ...rules.shared.w106_duplicate_tool_result import RULE as DUPLICATE_TOOL_RESULT
 from .items import ASSISTANT_SIDE, Item, tool_call
 from .reconstruct import RAW_TARGET, Entry, Request
 
 # The shared rules that describe what the Responses API rejects: it does not need outputs right
 # after their calls (W107), accepts any first item (W108), consecutive assistant items (W109) and
 # empty reasoning or text items (W101, W102). Sending to Codex, W103 and W104 are repairs instead.
-RAW_CODES = frozenset({"W103", "W104", "W105", "W106", "F507", "F508"})
-CODEX_CODES = RAW_CODES - {"W103", "W104"}
+RAW_CODES = frozenset(
+    {ORPHAN_TOOL_CALL.code, ORPHAN_TOOL_RESULT.code, DUPLICATE_TOOL_CALL_ID.code, DUPLICATE_TOOL_RESULT.code,
+     "F507", "F508"})
+CODEX_CODES = RAW_CODES - {ORPHAN_TOOL_CALL.code, ORPHAN_TOOL_RESULT.code}
 
 
 # `Message.extra` of a Codex message: "written" (every item is a line of its own, so the editor may
@@ -95,7 +101,7 @@ def repairs(request: Request, messages: list[Message], editor: Editor) -> list[R
         msg, call = calls[call_id]
         where = "at the end of the history" if added is request.entries[-1] else "mid-history"
         found.append(Repair(
-            "W103", f"tool call {call_id!r} ({call.name or 'unnamed'}) in {msg.role} message at request position "
+            ORPHAN_TOOL_CALL.code, f"tool call {call_id!r} ({call.name or 'unnamed'}) in {msg.role} message at request position "
                     f"{msg.position} has no output; Codex sends \"aborted\" for it at input[{added.position}] "
                     "on every request (older builds and other replayers fail)",
             "every-request", source=Loc(added.item.line, added.item.line), position=msg.position, subject=call_id,
@@ -107,7 +113,7 @@ def repairs(request: Request, messages: list[Message], editor: Editor) -> list[R
         if msg.role == "tool" and msg.position is None:
             call_id = msg.tool_call_id or ""
             found.append(Repair(
-                "W104", f"tool output for {call_id!r} answers no call; Codex drops it before every request",
+                ORPHAN_TOOL_RESULT.code, f"tool output for {call_id!r} answers no call; Codex drops it before every request",
                 "every-request", source=msg.loc, subject=call_id, evidence={"tool_call_id": call_id},
                 fix=editor.remove_message(msg),
             ))

@@ -15,13 +15,14 @@ from typing import Any
 from ....fixes.jsonl import LinePlan, iter_applied
 from ....heal.plan import HealPlan, LineWrite
 from ....model import Edit, Finding, TdocError
+from ....rules.shared.w101_vacuous_assistant import RULE as VACUOUS_ASSISTANT
 from ...base import HealOptions
 from ..replay.driver import KimiReplay
 from ..replay.step_edits import step_subject
 from .plan import KimiPlan, initial_plan
 from .verify import verify_plan
 
-STEP_CODES = ("W101", "C203", "C201")
+STEP_CODES = (VACUOUS_ASSISTANT.code, "C203", "C201")
 
 
 def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool = True) -> KimiPlan:

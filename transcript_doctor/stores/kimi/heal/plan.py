@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ....model import Edit
+from ....rules.shared.w101_vacuous_assistant import RULE as VACUOUS_ASSISTANT
 from ..engines.messages import INTERRUPTED_TEXT
 from ..replay.driver import KimiReplay
 from ..replay.step_edits import count_edit, dumps, loads, new_count, read_line, step_delete_edits
@@ -73,7 +74,7 @@ class KimiPlan:
     def settle(self, state: KimiReplay) -> None:
         """Record the outcome: the removed and tombstoned steps, and the kept ones with why."""
         self.removed, self.tombstoned = self.effective(state)
-        self.skipped = [{"code": "W101", "step": u, "line": state.steps.steps[u].begin, "reason": self.reasons[u]}
+        self.skipped = [{"code": VACUOUS_ASSISTANT.code, "step": u, "line": state.steps.steps[u].begin, "reason": self.reasons[u]}
                         for u in self.kept]
 
     def edits(self, state: KimiReplay, upto: int | None = None) -> list[Edit]:
