@@ -18,7 +18,7 @@ from ....model import Edit, Finding, TdocError
 from ...base import HealOptions
 from ..replay.driver import KimiReplay
 from ..replay.step_edits import step_subject
-from .plan import KimiPlan, initial_plan
+from .plan import KimiPlan, initial_plan, promote_stale_settles
 from .verify import verify_plan
 
 STEP_CODES = ("W101", "C203", "C201")
@@ -40,6 +40,8 @@ def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool =
     plan = initial_plan(state, candidates, other, writing)
     if plan.edits(state):
         verify_plan(state, plan)
+        while promote_stale_settles(plan):
+            verify_plan(state, plan)
     plan.settle(state)
     _turn_clock(state, plan)
     return plan
