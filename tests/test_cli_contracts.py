@@ -177,13 +177,34 @@ def test_a_closed_stdout_exits_quietly_with_the_commands_code(tmp_path: Path, ar
     assert proc.returncode == code and proc.stderr == ""
 
 
+# Runs `tdoc` with the scan of one input held inside a worker: the worker opens a FIFO (named by
+# TDOC_TEST_HOLD) for reading and blocks there until the test opens its other end. The inputs
+# themselves are ordinary files (a FIFO named as an input is refused, never opened).
+_HOLDING_DRIVER = """
+import os, sys
+from transcript_doctor import parallel
+real = parallel.scan_one
+def held(path, display, config):
+    if path.name == "held.jsonl":
+        with open(os.environ["TDOC_TEST_HOLD"], "rb") as fifo:
+            fifo.read()
+    return real(path, display, config)
+parallel.scan_one = held
+from transcript_doctor.cli import main
+sys.argv = ["tdoc", *sys.argv[1:]]
+main()
+"""
+
+
 def test_ctrl_c_during_a_parallel_scan_exits_130_without_a_traceback(tmp_path: Path) -> None:
-    fifo = tmp_path / "blocked.jsonl"
+    fifo = tmp_path / "hold.fifo"
     os.mkfifo(fifo)  # a worker opening it blocks until this test opens the other end: the scan is running
+    held = seed_case().write(tmp_path / "held.jsonl")
     other = seed_case().write(tmp_path / "other.jsonl")
-    proc = subprocess.Popen([sys.executable, "-m", "transcript_doctor", "scan", str(fifo), str(other), "-j", "2"],
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDING_DRIVER, "scan", str(held), str(other), "-j", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)  # fmt: skip
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "TDOC_TEST_HOLD": str(fifo)},
+                            start_new_session=True)  # fmt: skip
     writer = None
     try:
         deadline = time.monotonic() + 120  # a guard against hanging, not a timing assertion

@@ -87,7 +87,8 @@ def test_replay_page_highlights_the_poisoned_message_with_rule_position_line_and
     assert "W101 vacuous-assistant" in str(bad["text"]) and "lines 3-5" in str(bad["text"])
     assert "fix (safe): remove the 3 records" in str(bad["text"])
     assert "request position 1" in str(bad["text"])
-    assert "Heal" in result.stdout and "+++ b/" in result.stdout and "\n-" in result.stdout  # the before/after patch
+    assert "Heal" in result.stdout and "+++ b/" in result.stdout  # the before/after patch
+    assert "<span class='del'>-" in result.stdout  # the removed records, marked as removed
 
 
 def test_a_clean_store_has_nothing_highlighted(tmp_path: Path) -> None:

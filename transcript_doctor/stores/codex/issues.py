@@ -13,6 +13,11 @@ from typing import Any
 from ...text import excerpt
 
 WEB_SEARCH_ACTIONS = frozenset({"search", "open_page", "find_in_page"})
+
+
+def _accepted_action(kind: object) -> bool:
+    """Whether the Responses API accepts this web search action type (any JSON value may stand there)."""
+    return isinstance(kind, str) and kind in WEB_SEARCH_ACTIONS
 OPENAI_CIPHERTEXT = "gAAAA"  # Fernet-style tokens the API issues start like this
 ID_PREFIXES = {
     "message": "msg_",
@@ -41,7 +46,7 @@ def payload_issues(payload: dict[str, Any], line: int, index: int | None, openai
     if kind == "web_search_call":
         action = payload.get("action")
         atype = action.get("type") if isinstance(action, dict) else None
-        if isinstance(action, dict) and atype not in WEB_SEARCH_ACTIONS:
+        if isinstance(action, dict) and not _accepted_action(atype):
             found.append(Issue("W121", line, index,
                                f"web_search_call with action type {excerpt(str(atype), 40)!r}; the Responses API "
                                "accepts only 'search', 'open_page' and 'find_in_page'",
@@ -84,7 +89,7 @@ def rewrite_payload(payload: dict[str, Any], codes: frozenset[str], lean: bool =
     changed = False
     if kind == "web_search_call" and "W121" in codes:
         action = payload.get("action")
-        if isinstance(action, dict) and action.get("type") not in WEB_SEARCH_ACTIONS:
+        if isinstance(action, dict) and not _accepted_action(action.get("type")):
             query = action.get("query")
             payload["action"] = {"type": "search", "query": query if isinstance(query, str) else ""}
             if lean:

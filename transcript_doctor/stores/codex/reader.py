@@ -213,7 +213,7 @@ def _meta(state: Rollout, payload: dict[str, Any]) -> None:
 def _legacy(state: Rollout, obj: dict[str, Any], line: int, keep: bool) -> None:
     """The earliest rollouts: a bare header line, bare items, `record_type: state` lines."""
     kind = obj.get("type")
-    if kind in API_KINDS:
+    if isinstance(kind, str) and kind in API_KINDS:  # a mutated type may be any JSON value
         state.line_types["legacy_item"] = state.line_types.get("legacy_item", 0) + 1
         _item(state, obj, line, keep)
     elif line == 1 and "id" in obj and "timestamp" in obj and kind is None:

@@ -26,8 +26,11 @@ def sniff(path: Path, head: bytes) -> bool:
             continue  # a long first line cut by the head, or a broken one: try the next
         if not isinstance(obj, dict):
             return False
-        if obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict):
+        kind = obj.get("type")
+        if not isinstance(kind, (str, type(None))):  # a type that is an object or a list: not Codex's
+            return False
+        if kind in LINE_TYPES and isinstance(obj.get("payload"), dict):
             return True
         legacy = path.name.startswith("rollout-") and path.suffix == ".jsonl"
-        return legacy and ("id" in obj and "timestamp" in obj and "type" not in obj or obj.get("type") in API_KINDS)
+        return legacy and ("id" in obj and "timestamp" in obj and "type" not in obj or kind in API_KINDS)
     return b'"type":"session_meta","payload":' in head[:4096]
