@@ -19,7 +19,7 @@ from ....rules.shared.w101_vacuous_assistant import RULE as VACUOUS_ASSISTANT
 from ...base import HealOptions
 from ..replay.driver import KimiReplay
 from ..replay.step_edits import step_subject
-from .plan import KimiPlan, initial_plan
+from .plan import KimiPlan, initial_plan, promote_stale_settles
 from .verify import verify_plan
 
 STEP_CODES = (VACUOUS_ASSISTANT.code, "C203", "C201")
@@ -41,6 +41,8 @@ def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool =
     plan = initial_plan(state, candidates, other, writing)
     if plan.edits(state):
         verify_plan(state, plan)
+        while promote_stale_settles(plan):
+            verify_plan(state, plan)
     plan.settle(state)
     _turn_clock(state, plan)
     return plan

@@ -15,6 +15,12 @@ Rules applied before any replay: a step whose v2 `step.begin` settled an earlier
 step that stays is kept (removing it would leave that step partial); for every legacy
 compaction whose whole v1 tail would be removed, the last tail step becomes a tombstone (else
 v1 flips to its kept-users shape). All count edits follow from the final removal set at once.
+
+The settle rule reads the original replay, but the plan's count edits can change v2's history
+(a C201 fix brings back a user message a later undo then removes, with the failed step): when
+the verified healed replay shows a kept step's `step.begin` settling nothing any more, the step
+is removed after all and the plan verified again (`promote_stale_settles`), so that a heal of
+the healed journal has nothing left to do.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ class KimiPlan:
     healed: KimiReplay | None = None  # the replay of the verified healed journal
     healed_sha256: str | None = None  # the hash of its bytes (when it is to be written)
     replays: int = 0  # how many verification replays the plan took
+    settle_kept: set[Any] = field(default_factory=set)  # kept by the settle rule (read on the original replay)
+    promoted: list[Any] = field(default_factory=list)  # settle-kept steps the healed replay showed settle nothing
     # The outcome, set once the plan is verified (see `settle`):
     removed: list[Any] = field(default_factory=list)
     tombstoned: list[Any] = field(default_factory=list)
@@ -162,9 +170,26 @@ def initial_plan(state: KimiReplay, candidates: list[Any], other: list[Edit], wr
         if other_step is not None and other_step not in chosen:
             plan.status[uuid] = KEEP
             plan.reasons[uuid] = SETTLE_REASON.format(other=other_step)
+            plan.settle_kept.add(uuid)
         else:
             plan.status[uuid] = REMOVE
     return plan
+
+
+def promote_stale_settles(plan: KimiPlan) -> bool:
+    """Remove the settle-kept steps whose `step.begin` settles nothing in the verified healed
+    replay (the plan's other edits changed v2's history there); True when there were any, and
+    the plan must be verified again."""
+    if plan.healed is None:  # no edits: the healed journal is the original, every settle holds
+        return False
+    settles = plan.healed.v2.begin_settles
+    stale = [u for u in plan.candidates if u in plan.settle_kept and plan.status.get(u) == KEEP and u not in settles]
+    for uuid in stale:
+        plan.settle_kept.discard(uuid)
+        plan.status[uuid] = REMOVE
+        del plan.reasons[uuid]
+        plan.promoted.append(uuid)
+    return bool(stale)
 
 
 def demote(plan: KimiPlan, uuid: Any) -> None:
