@@ -71,3 +71,23 @@ def test_the_seed_case_with_a_surrogate_summary_is_healed(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     text = path.read_bytes()
     assert b'"compactedCount":1' in text and b"S\\ud800M" in text and b"step.begin" not in text
+
+
+
+def test_a_rewrite_the_stdlib_cannot_parse_at_this_stack_depth_is_a_value_error() -> None:
+    """Found by the fuzz harness: the count rewrite falls back to the stdlib (orjson refuses the
+    lone surrogate), whose recursion depends on the caller's stack. With the stack made shallow on
+    purpose, the fallback must refuse with a ValueError (the C201 fix is then unavailable), never
+    let a RecursionError escape as an internal error."""
+    import inspect
+    import sys
+
+    nested = b"[" * 300 + b"]" * 300
+    raw = b'{"summary":"S\\ud800M","compactedCount":2,"compactedCount":3,"note":' + nested + b"}"
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + 150)
+    try:
+        with pytest.raises(ValueError, match="nested too deeply"):
+            rewrite_count(raw, "compactedCount", 1)
+    finally:
+        sys.setrecursionlimit(old)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ....model import Edit, Finding, Fix
+from ....model import Edit, Finding, Fix, RefusedError, TdocError
 from ....rules.shared.w101_vacuous_assistant import RULE as VACUOUS
 from ....text import excerpt
 from ..engines.messages import public
@@ -100,7 +100,7 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
             continue
         d = len(lc.dropped_below)
         value = new_count(lc, removable)
-        edits: list[Edit] = [count_edit(state, lc, value)] if _can_read(state) else []
+        edits = _count_edits(state, lc, value)
         for uuid in lc.vacuous_below:
             if uuid in removable:
                 edits.extend(step_delete_edits(state.steps.steps[uuid]))
@@ -183,3 +183,15 @@ def unknown_step_findings(mk: Any, state: Any) -> Iterator[Finding]:
         fix = Fix("unsafe", f"drop the event on line {line}", (Edit("delete", line=line),))
         yield mk("C205", f"line {line} is a loop event for a step that is not open; engine v1 throws on it and "
                  "the whole session fails to load", line=line, engine="v1", fix=fix, evidence={})
+
+
+def _count_edits(state: Any, lc: Any, value: int) -> list[Edit]:
+    """The count edit of a C201 fix; none when the line cannot be read back or rewritten."""
+    if not _can_read(state):
+        return []
+    try:
+        return [count_edit(state, lc, value)]
+    except RefusedError:  # the journal changed under the scan: that is the store's answer
+        raise
+    except TdocError:  # this line's count cannot be rewritten: the fix is unavailable
+        return []

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ....model import Edit, RefusedError
+from ....model import Edit, RefusedError, TdocError
 from .driver import KimiReplay, LegacyCompaction
 from .step_index import StepRecords
 
@@ -66,7 +66,10 @@ def loads(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        try:
+            return json.loads(raw)
+        except RecursionError:  # how deep the stdlib gets depends on the caller's stack: refuse
+            raise ValueError("JSON nested too deeply to rewrite") from None
 
 
 def dumps(record: Any) -> bytes:
@@ -122,5 +125,11 @@ def read_line(state: KimiReplay, offset: int) -> bytes:
 
 
 def count_edit(state: KimiReplay, lc: LegacyCompaction, value: int) -> Edit:
+    """The edit that sets the legacy compaction's count to `value` (TdocError when its line cannot
+    be rewritten: the fix is then unavailable)."""
     raw = read_line(state, lc.offset)
-    return Edit("replace", line=lc.line, text=rewrite_count(raw, lc.field, value).decode("utf-8", "surrogatepass"))
+    try:
+        text = rewrite_count(raw, lc.field, value)
+    except ValueError as exc:
+        raise TdocError(f"line {lc.line}: cannot rewrite the compaction count ({exc})") from None
+    return Edit("replace", line=lc.line, text=text.decode("utf-8", "surrogatepass"))
