@@ -193,3 +193,29 @@ def test_only_claude_processes_count_as_the_session_being_live(tmp_path):
     _fake_process(proc, 104, ["less", str(src)], "less", src, "0100000")  # a reader
     assert claude_holders(src, proc) == [101, 102]
     assert claude_holders(tmp_path / "missing.jsonl", proc) == []
+
+
+# Found by bench/fuzz.py: the reader keeps a lone surrogate (as JSON.parse does), so neither the
+# uuid of an added answer nor the text of a recorded error may need it encoded as UTF-8.
+SURROGATE_CASES = [
+    ("an unanswered call whose id holds a lone surrogate", "call"),
+    ("an api_error record whose error object holds a lone surrogate", "error"),
+]
+
+
+@pytest.mark.parametrize(("what", "case"), SURROGATE_CASES, ids=[c for _, c in SURROGATE_CASES])
+def test_a_lone_surrogate_is_healed_without_a_crash(tmp_path: Path, what: str, case: str) -> None:
+    import json
+
+    s = Session()
+    s.user("hi")
+    if case == "call":
+        s.call("msg_1", "toolu_\udfff")
+        s.user("next")
+    else:
+        s.system("api_error", error={"type": "overloaded_error", "message": "busy \udfff"}, level="error")
+        s.text("msg_1", "done")
+    path = tmp_path / f"{s.session}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in s.records), encoding="utf-8")
+    results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
+    assert code in (0, 1), (what, [r.warnings for r in results])
