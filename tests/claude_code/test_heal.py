@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig
+from transcript_doctor.core import check_store as scan_store
 from transcript_doctor.heal.pipeline import heal_findings
 from transcript_doctor.healing import heal_paths
 from transcript_doctor.model import RefusedError
@@ -219,3 +221,34 @@ def test_a_lone_surrogate_is_healed_without_a_crash(tmp_path: Path, what: str, c
     path.write_text("".join(json.dumps(r) + "\n" for r in s.records), encoding="utf-8")
     results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
     assert code in (0, 1), (what, [r.warnings for r in results])
+
+
+def _subagent(tmp_path: Path, session: str) -> Path:
+    import json
+
+    s = Session(session=session)
+    s.user("task", isSidechain=True)
+    s.text("msg_1", "done", isSidechain=True)
+    for rec in s.records:
+        rec["isSidechain"] = True
+    s.records[0]["sessionId"] = "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d"  # a line the sniff can parse
+    path = tmp_path / "agent-a1b2.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in s.records), encoding="utf-8")
+    return path
+
+
+def _scan_and_replay(path: Path) -> dict[str, Any]:
+    store = open_store(path, str(path), Options())
+    try:
+        scan_store(store, ScanConfig())
+        return store.replay(Options())
+    finally:
+        store.close()
+
+
+def test_a_parent_line_whose_message_is_not_an_object_is_no_task_call(tmp_path: Path) -> None:
+    # found by reading the subagent link for bench/fuzz.py's class: `message` may be any JSON value
+    path = _subagent(tmp_path, "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d")
+    parent = tmp_path / "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d.jsonl"
+    parent.write_bytes(orjson.dumps({"type": "user", "message": [1], "toolUseResult": {"agentId": "a1b2"}}) + b"\n")
+    assert _scan_and_replay(path)["parent"]["task_call"] is None
