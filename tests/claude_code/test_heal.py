@@ -252,3 +252,31 @@ def test_a_parent_line_whose_message_is_not_an_object_is_no_task_call(tmp_path: 
     parent = tmp_path / "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d.jsonl"
     parent.write_bytes(orjson.dumps({"type": "user", "message": [1], "toolUseResult": {"agentId": "a1b2"}}) + b"\n")
     assert _scan_and_replay(path)["parent"]["task_call"] is None
+
+
+# The reader-boundary rule (docs/errors.md): a line holding a value later stages cannot write back
+# (nesting orjson reads but cannot write, a number JSON.parse reads as Infinity) is a corrupt line.
+UNWRITABLE_LINES = [
+    ("nested 300 levels", '{"type":"user","x":' + "[" * 300 + "]" * 300 + "}"),
+    ("1e400 on a line orjson refuses (a lone surrogate)", '{"type":"user","n":1e400,"t":"\\udfff"}'),
+    ("NaN", '{"type":"user","n":NaN}'),
+    ("1e400 in concatenated records", '{"type":"user","n":1}{"type":"user","n":1e400}'),
+    ("deep in concatenated records", '{"type":"user"}{"type":"user","x":' + "[" * 300 + "]" * 300 + "}"),
+]
+
+
+@pytest.mark.parametrize(("what", "line"), UNWRITABLE_LINES, ids=[w for w, _ in UNWRITABLE_LINES])
+def test_a_line_later_stages_cannot_write_is_corrupt(tmp_path: Path, what: str, line: str) -> None:
+    s = Session()
+    s.user("hi")
+    s.text("msg_1", "hello")
+    path = tmp_path / f"{s.session}.jsonl"
+    path.write_text(s.jsonl() + line + "\n", encoding="utf-8")
+    store = open_store(path, str(path), Options(full_replay=True))
+    try:
+        findings = scan_store(store, ScanConfig())
+        store.replay(Options(full_replay=True))
+    finally:
+        store.close()
+    assert [f.code for f in findings if f.line == 3] == ["F502"], (what, findings)
+    heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
