@@ -41,6 +41,11 @@ REGRESSIONS = [
     ("synthetic/compaction-rebuilt.jsonl", 1779, "Codex reader: an object as an event_msg `type`"),
     ("synthetic/interrupt.jsonl", 999, "Codex reader: a number as a reasoning `summary`/`content` list"),
     ("eve/nightly-report.v27.ndjson", 2130, "eve sniff: an object as a fact `type`"),
+    ("synthetic/orphan-call-end.jsonl", 19409, "Codex reader: a float as a reasoning list field"),
+    ("synthetic/rollback.jsonl", 10949, "Codex reader: a bool as a reasoning list field"),
+    ("synthetic/poisoned.jsonl", 6379, "Codex heal: a line nested deeper than orjson writes"),
+    ("real/entirecli-7021395bfde9-0.jsonl", 2778, "Claude Code heal: uuid5 of a call id with a lone surrogate"),
+    ("peer/ramtinj95-basic-session.jsonl", 11627, "Claude Code scan: an api_error nested deeper than orjson writes"),
 ]
 
 
