@@ -12,11 +12,11 @@ shared file names it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from transcript_doctor import values
 from transcript_doctor.conversation import Conversation, NoEdits
 from transcript_doctor.model import Edit, Fix, Loc, Message, Part, TdocError, ToolCall
 from transcript_doctor.stores import Options, Store, StoreKind, register
@@ -41,6 +41,23 @@ def _message(obj: dict[str, Any], line: int, position: int) -> Message:
     )
 
 
+def _record(raw: bytes, display: str, line: int) -> dict[str, Any]:
+    """One message line, through the project's reader-boundary rule (`values.loads`): a line that
+    is not such a message is a clear file error, as in any store kind."""
+    try:
+        obj = values.loads(raw)
+    except ValueError as exc:
+        raise TdocError(f"{display}: line {line}: not a chat-log record ({exc})") from None
+    ok = isinstance(obj, dict) and isinstance(obj.get("role"), str)
+    ok = ok and all(isinstance(c, dict) for c in obj.get("tool_calls") or ())
+    ok = ok and (isinstance(obj.get("content"), str)
+                 or isinstance(obj.get("content"), list) and all(isinstance(p, dict) for p in obj["content"]))
+    ok = ok and (obj.get("tool_call_id") is None or isinstance(obj.get("tool_call_id"), str))
+    if not ok:
+        raise TdocError(f"{display}: line {line}: not a chat-log record")
+    return obj
+
+
 class LineEditor(NoEdits):
     """A removed message is its deleted line; nothing else is offered."""
 
@@ -61,7 +78,7 @@ class ChatLogStore(Store):
             raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
         for number, raw in enumerate(lines, start=1):
             if raw.strip():
-                self.messages.append(_message(json.loads(raw), number, len(self.messages)))
+                self.messages.append(_message(_record(raw, display, number), number, len(self.messages)))
 
     @property
     def session_count(self) -> int:
@@ -85,7 +102,7 @@ class ChatLogKind(StoreKind):
 
     def sniff(self, path: Path, head: bytes) -> bool:
         try:
-            first = json.loads(head.split(b"\n", 1)[0])
+            first = values.loads(head.split(b"\n", 1)[0])
         except ValueError:
             return False
         return isinstance(first, dict) and "role" in first and "content" in first and "type" not in first
