@@ -277,6 +277,10 @@ def test_nothing_readable_is_an_error(tmp_path: Path) -> None:
         (b'{"type":"turn.begin","time":1}\n', False),
         (b'{"id":"s1","messages":[]}\n', False),
         (b'{"at":"2026","facts":[{"type":"unknown.fact"}]}\n', False),
+        # a fact `type` that is an object or a list (found by bench/fuzz.py): unknown, not a crash
+        (b'{"at":"2026","facts":[{"type":{"turn.started":1}}]}\n', False),
+        (b'{"at":"2026","facts":[{"type":["turn.started"]},{"type":"turn.started"}]}\n', True),
+        (b'{"progress":{"type":{"a":[1]},"data":{}}}\n', False),
         (b"SQLite format 3\x00", False),
         (b"", False),
     ],

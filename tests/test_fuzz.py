@@ -35,6 +35,17 @@ REGRESSIONS = [
     ("real/entirecli-7b11e1056673-0.jsonl", 300602, "Claude Code replay: a list as tool_use_id"),
     ("heal/heal-011.jsonl", 13029, "kimi heal: a lone surrogate in a legacy compaction line"),
     ("heal/heal-142.jsonl", 19098, "kimi heal: a count beyond 64 bits"),
+    ("synthetic/rollback.jsonl", 709, "Codex reader: an object as an event_msg `type`"),
+    ("peer/daaain-codex-malformed-rollout-66666666-6666-4666-8666-666666666666.jsonl", 1497,
+     "Codex reader: a list as an event_msg `type`"),
+    ("synthetic/compaction-rebuilt.jsonl", 1779, "Codex reader: an object as an event_msg `type`"),
+    ("synthetic/interrupt.jsonl", 999, "Codex reader: a number as a reasoning `summary`/`content` list"),
+    ("eve/nightly-report.v27.ndjson", 2130, "eve sniff: an object as a fact `type`"),
+    ("synthetic/orphan-call-end.jsonl", 19409, "Codex reader: a float as a reasoning list field"),
+    ("synthetic/rollback.jsonl", 10949, "Codex reader: a bool as a reasoning list field"),
+    ("synthetic/poisoned.jsonl", 6379, "Codex heal: a line nested deeper than orjson writes"),
+    ("real/entirecli-7021395bfde9-0.jsonl", 2778, "Claude Code heal: uuid5 of a call id with a lone surrogate"),
+    ("peer/ramtinj95-basic-session.jsonl", 11627, "Claude Code scan: an api_error nested deeper than orjson writes"),
 ]
 
 

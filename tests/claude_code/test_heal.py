@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig
+from transcript_doctor.core import check_store as scan_store
 from transcript_doctor.heal.pipeline import heal_findings
 from transcript_doctor.healing import heal_paths
 from transcript_doctor.model import RefusedError
@@ -193,3 +195,88 @@ def test_only_claude_processes_count_as_the_session_being_live(tmp_path):
     _fake_process(proc, 104, ["less", str(src)], "less", src, "0100000")  # a reader
     assert claude_holders(src, proc) == [101, 102]
     assert claude_holders(tmp_path / "missing.jsonl", proc) == []
+
+
+# Found by bench/fuzz.py: the reader keeps a lone surrogate (as JSON.parse does), so neither the
+# uuid of an added answer nor the text of a recorded error may need it encoded as UTF-8.
+SURROGATE_CASES = [
+    ("an unanswered call whose id holds a lone surrogate", "call"),
+    ("an api_error record whose error object holds a lone surrogate", "error"),
+]
+
+
+@pytest.mark.parametrize(("what", "case"), SURROGATE_CASES, ids=[c for _, c in SURROGATE_CASES])
+def test_a_lone_surrogate_is_healed_without_a_crash(tmp_path: Path, what: str, case: str) -> None:
+    import json
+
+    s = Session()
+    s.user("hi")
+    if case == "call":
+        s.call("msg_1", "toolu_\udfff")
+        s.user("next")
+    else:
+        s.system("api_error", error={"type": "overloaded_error", "message": "busy \udfff"}, level="error")
+        s.text("msg_1", "done")
+    path = tmp_path / f"{s.session}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in s.records), encoding="utf-8")
+    results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
+    assert code in (0, 1), (what, [r.warnings for r in results])
+
+
+def _subagent(tmp_path: Path, session: str) -> Path:
+    import json
+
+    s = Session(session=session)
+    s.user("task", isSidechain=True)
+    s.text("msg_1", "done", isSidechain=True)
+    for rec in s.records:
+        rec["isSidechain"] = True
+    s.records[0]["sessionId"] = "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d"  # a line the sniff can parse
+    path = tmp_path / "agent-a1b2.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in s.records), encoding="utf-8")
+    return path
+
+
+def _scan_and_replay(path: Path) -> dict[str, Any]:
+    store = open_store(path, str(path), Options())
+    try:
+        scan_store(store, ScanConfig())
+        return store.replay(Options())
+    finally:
+        store.close()
+
+
+def test_a_parent_line_whose_message_is_not_an_object_is_no_task_call(tmp_path: Path) -> None:
+    # found by reading the subagent link for bench/fuzz.py's class: `message` may be any JSON value
+    path = _subagent(tmp_path, "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d")
+    parent = tmp_path / "0b8c2f5e-1111-4a2b-9c3d-5e6f7a8b9c0d.jsonl"
+    parent.write_bytes(orjson.dumps({"type": "user", "message": [1], "toolUseResult": {"agentId": "a1b2"}}) + b"\n")
+    assert _scan_and_replay(path)["parent"]["task_call"] is None
+
+
+# The reader-boundary rule (docs/errors.md): a line holding a value later stages cannot write back
+# (nesting orjson reads but cannot write, a number JSON.parse reads as Infinity) is a corrupt line.
+UNWRITABLE_LINES = [
+    ("nested 300 levels", '{"type":"user","x":' + "[" * 300 + "]" * 300 + "}"),
+    ("1e400 on a line orjson refuses (a lone surrogate)", '{"type":"user","n":1e400,"t":"\\udfff"}'),
+    ("NaN", '{"type":"user","n":NaN}'),
+    ("1e400 in concatenated records", '{"type":"user","n":1}{"type":"user","n":1e400}'),
+    ("deep in concatenated records", '{"type":"user"}{"type":"user","x":' + "[" * 300 + "]" * 300 + "}"),
+]
+
+
+@pytest.mark.parametrize(("what", "line"), UNWRITABLE_LINES, ids=[w for w, _ in UNWRITABLE_LINES])
+def test_a_line_later_stages_cannot_write_is_corrupt(tmp_path: Path, what: str, line: str) -> None:
+    s = Session()
+    s.user("hi")
+    s.text("msg_1", "hello")
+    path = tmp_path / f"{s.session}.jsonl"
+    path.write_text(s.jsonl() + line + "\n", encoding="utf-8")
+    store = open_store(path, str(path), Options(full_replay=True))
+    try:
+        findings = scan_store(store, ScanConfig())
+        store.replay(Options(full_replay=True))
+    finally:
+        store.close()
+    assert [f.code for f in findings if f.line == 3] == ["F502"], (what, findings)
+    heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))

@@ -33,6 +33,7 @@ _line = st.one_of(
               st.sampled_from(["Invalid 'input[2].content': array too long", "x", "input[999999999]"])),
     st.builds(lambda h, m: envelope("compacted", {"message": m, "replacement_history": h}),
               st.one_of(st.none(), st.lists(st.one_of(_payload, _json), max_size=3)), _json),
+    st.builds(lambda t, m: envelope("event_msg", {"type": t, "message": m}), _json, _json),
     st.builds(lambda p: envelope("session_meta", p), st.dictionaries(_keys, _json, max_size=3)),
     _json.map(lambda v: {"type": "response_item", "payload": v}),
 )
@@ -59,6 +60,8 @@ UNHASHABLE_TYPES = [
     [{"id": "s", "timestamp": "t"}, {"type": {"nested": True}, "role": "user"}],
     [envelope("session_meta", {"id": "s"}),
      envelope("response_item", {"type": "web_search_call", "status": "completed", "action": {"type": {"x": 1}}})],
+    [envelope("session_meta", {"id": "s"}), envelope("event_msg", {"type": {"error": 1}, "message": "m"})],
+    [envelope("session_meta", {"id": "s"}), envelope("event_msg", {"type": ["error"], "message": "m"})],
 ]
 
 
@@ -69,3 +72,47 @@ def test_unhashable_types_are_read_as_unknown(tmp_path: Path) -> None:
         replay(path)
         results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
         assert code in (0, 1), [r.warnings for r in results]
+
+
+# Found by bench/fuzz.py: a field read as a list (a reasoning item's `summary` or `content`) that is
+# a number, a boolean, a string or an object is no list at all: read as empty.
+WRONG_SHAPES = [
+    {"type": "reasoning", "summary": 7, "content": []},
+    {"type": "reasoning", "summary": [], "content": 1.5},
+    {"type": "reasoning", "summary": True, "content": {"text": "x"}},
+    {"type": "reasoning", "summary": "text", "content": -1, "encrypted_content": "gAAAAx"},
+]
+
+
+def test_list_fields_of_another_type_are_read_as_empty(tmp_path: Path) -> None:
+    for i, payload in enumerate(WRONG_SHAPES):
+        path = write_rollout(tmp_path / f"rollout-2026-01-01T00-00-0{i}-x.jsonl",
+                             [envelope("session_meta", {"id": "s"}), envelope("response_item", payload)])
+        scan(path)
+        document = replay(path)
+        assert len(document["history"]) == 1, document
+        results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
+        assert code in (0, 1), [r.warnings for r in results]
+
+
+def test_a_line_nested_deeper_than_the_rule_allows_is_unreadable(tmp_path: Path) -> None:
+    deep: object = "x"
+    for _ in range(300):  # orjson reads this but cannot write it back
+        deep = [deep]
+    path = write_rollout(tmp_path / "rollout-2026-01-01T00-00-00-x.jsonl",
+                         [envelope("session_meta", {"id": "s"}),
+                          envelope("response_item", {"type": "function_call", "call_id": "c1", "name": "f",
+                                                     "arguments": "{}", "extra": deep})])
+    findings = scan(path)
+    assert [f.code for f in findings if f.line == 2] == ["F502"], findings
+    replay(path)
+    results, code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="dry-run", unsafe_fixes=True))
+    assert code in (0, 1), [r.warnings for r in results]
+
+
+def test_an_aborted_output_for_a_call_type_of_any_json_value() -> None:
+    from transcript_doctor.stores.codex.edits import aborted_output
+
+    for kind in ({"a": 1}, ["custom_tool_call"], 3, None):
+        assert aborted_output(kind, "c1") == {"type": "function_call_output", "call_id": "c1", "output": "aborted"}
+    assert aborted_output("custom_tool_call", "c1")["type"] == "custom_tool_call_output"

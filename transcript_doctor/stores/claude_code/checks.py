@@ -8,9 +8,8 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ...conversation import Conversation
+from ...encode import dumps
 from ...model import Edit, Finding, Fix, Message, ToolCall
 from ...patterns import match_rejection, unwrap
 from ...rules.engine import check_conversation
@@ -209,7 +208,7 @@ def _error_text(rec: Any) -> str | None:
     if rec.subtype == "api_error" and rec.meta:
         err = rec.meta.get("error")
         if isinstance(err, dict):
-            return orjson.dumps(err).decode()
+            return dumps(err)  # the reader keeps lone surrogates, which orjson refuses to write
         return err if isinstance(err, str) else None
     return None
 

@@ -10,6 +10,7 @@ are not edited, so they stay byte-identical.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid as uuidlib
 from collections.abc import Iterable
@@ -90,6 +91,13 @@ def loads(text: str) -> Any:
         return json.loads(text)
 
 
+def _name_uuid(name: str) -> uuidlib.UUID:
+    """`uuid.uuid5(_NS, name)`, also for a name holding a lone surrogate (which `uuid5` cannot
+    encode): the name's UTF-8 bytes, surrogates passed through, so every other name keeps its uuid."""
+    digest = hashlib.sha1(_NS.bytes + name.encode("utf-8", "surrogatepass")).digest()
+    return uuidlib.UUID(bytes=digest[:16], version=5)
+
+
 def answer_record(call_rec: Record, source: LineSource, pieces: int, call_id: str) -> dict[str, Any]:
     """An `is_error` tool result for `call_id`, parented on the line of its call, envelope copied."""
     obj = loads(source.piece(call_rec, pieces))
@@ -100,7 +108,7 @@ def answer_record(call_rec: Record, source: LineSource, pieces: int, call_id: st
     out["type"] = "user"
     out["message"] = {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": call_id, "content": INTERRUPTED, "is_error": True}]}
-    out["uuid"] = str(uuidlib.uuid5(_NS, f"{call_rec.session}:{call_id}"))
+    out["uuid"] = str(_name_uuid(f"{call_rec.session}:{call_id}"))
     if "timestamp" in obj:
         out["timestamp"] = obj["timestamp"]
     return out

@@ -13,7 +13,6 @@ What the reader decides (`docs/claude-code.md` §2, §5):
 from __future__ import annotations
 
 import gc
-import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,12 +22,13 @@ from typing import Any
 
 import orjson
 
+from ... import values
 from ...model import TdocError
 from .records import Names, Record, make_record
 from .sniff import sniff as sniff  # where callers have looked for it
 
 BUFFER = 1 << 20
-_DECODER = json.JSONDecoder()
+_DECODER = values.DECODER  # the reader-boundary number checks (docs/errors.md)
 
 
 @dataclass
@@ -143,6 +143,7 @@ def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> Non
     records, noted, append = out.records, out.noted, out.records.append
     names = Names()
     loads = orjson.loads
+    may_be_deep, depth_exceeds, deep_text = values.may_be_deep, values.depth_exceeds, 2 * values.MAX_DEPTH
     number = offset = 0
     for raw in lines:
         number += 1
@@ -153,6 +154,8 @@ def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> Non
             suspect = b"\\u0000" in raw
             try:
                 obj = loads(raw)
+                if size >= deep_text and may_be_deep(raw) and depth_exceeds(obj):
+                    raise orjson.JSONDecodeError("too deep", "", 0)  # orjson reads 1024 levels, writes 254
             except orjson.JSONDecodeError:
                 ended = raw.endswith(b"\n")
                 _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text, names)
@@ -180,11 +183,15 @@ def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bo
     pieces = split_values(text)
     if pieces is None:
         try:
-            obj = json.loads(text)
-        except (ValueError, RecursionError) as exc:
+            obj = values.loads(text)  # refuses what later stages cannot write back (too deep, 1e400)
+        except ValueError as exc:
             _bad(out, number, offset, ended, f"invalid JSON: {str(exc)[:120]}", len(body))
             return
         pieces = [(text, obj)]
+    reason = next((r for r in (values.problem(obj) for _, obj in pieces) if r is not None), None)
+    if reason is not None:
+        _bad(out, number, offset, ended, f"invalid JSON: {reason}", len(body))
+        return
     if not all(isinstance(obj, dict) for _, obj in pieces):
         _bad(out, number, offset, ended, "not a JSON object", len(body))
         return

@@ -38,7 +38,8 @@ def _task_call(line: bytes, agent: str) -> str | None:
     result = rec.get("toolUseResult") if isinstance(rec, dict) else None
     if not isinstance(result, dict) or result.get("agentId") != agent:
         return None
-    content = (rec.get("message") or {}).get("content")
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "tool_result":
             call = block.get("tool_use_id")

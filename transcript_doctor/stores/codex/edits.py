@@ -96,9 +96,9 @@ class CodexEditor:
                              f"{OFFSETS_NOTE})", (Edit("replace", line=line, text=text),))
 
 
-def aborted_output(call_kind: str, call_id: str) -> dict[str, Any]:
-    """The output Codex itself would send for an unanswered call of `call_kind`."""
-    kind = CALL_OUTPUT.get(call_kind, "function_call_output")
+def aborted_output(call_kind: object, call_id: str) -> dict[str, Any]:
+    """The output Codex itself would send for an unanswered call of `call_kind` (any JSON value)."""
+    kind = CALL_OUTPUT.get(call_kind, "function_call_output") if isinstance(call_kind, str) else "function_call_output"
     if kind == "tool_search_output":
         return {"type": kind, "call_id": call_id, "status": "completed", "tools": []}
     return {"type": kind, "call_id": call_id, "output": "aborted"}

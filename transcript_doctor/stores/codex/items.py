@@ -114,12 +114,17 @@ def _content_parts(content: Any) -> list[Part]:
 
 
 def _reasoning_parts(payload: dict[str, Any]) -> list[Part]:
-    texts = [s.get("text") for s in payload.get("summary") or () if isinstance(s, dict)]
-    for c in payload.get("content") or ():
+    texts = [s.get("text") for s in _list(payload.get("summary")) if isinstance(s, dict)]
+    for c in _list(payload.get("content")):
         if isinstance(c, dict):
             texts.append(c.get("text"))
     text = "\n".join(t for t in texts if isinstance(t, str))
     return [Part("reasoning", compact(text), signed=bool(payload.get("encrypted_content")))]
+
+
+def _list(value: Any) -> list[Any]:
+    """`value` when it is a list, else empty (a mutated field may be any JSON value)."""
+    return value if isinstance(value, list) else []
 
 
 def _string(value: Any) -> str | None:

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ...model import TdocError
+from ...values import MAX_DEPTH, depth_exceeds, may_be_deep
 from .issues import Issue, payload_issues
 from .items import API_KINDS, Item, make_item
 from .sniff import sniff as sniff  # where callers have looked for it
@@ -138,6 +139,10 @@ def _read(fh: BinaryIO, keep: bool) -> Rollout:
                 continue
             state.problems.append(Problem(number, offsets[-1], str(exc), torn=not raw.endswith(b"\n")))
             continue
+        if len(raw) > 2 * MAX_DEPTH and may_be_deep(raw) and depth_exceeds(obj):
+            # orjson reads up to 1024 levels but writes only 254 (and Codex's serde_json reads 128)
+            state.problems.append(Problem(number, offsets[-1], f"JSON nested deeper than {MAX_DEPTH} levels"))
+            continue
         if type(obj) is not dict:
             state.problems.append(Problem(number, offsets[-1], "not a JSON object"))
             continue
@@ -183,7 +188,7 @@ def _event(state: Rollout, payload: dict[str, Any], line: int) -> None:
         turns = payload.get("num_turns")
         if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
             state.events.append(Rollback(line, turns))
-    elif etype in ERROR_EVENTS:
+    elif isinstance(etype, str) and etype in ERROR_EVENTS:  # a mutated type may be any JSON value
         message = payload.get("message")
         if isinstance(message, str):
             state.errors.append((line, message))

@@ -80,7 +80,7 @@ def _known(record: Any) -> bool:
         return record["type"] in EVENT_TYPES
     if shape == V27:
         facts = record.get("facts") if "facts" in record else [record.get("progress")]
-        return isinstance(facts, list) and any(isinstance(f, dict) and f.get("type") in FACT_TYPES for f in facts)
+        return isinstance(facts, list) and any(isinstance(f, dict) and _is_fact_type(f.get("type")) for f in facts)
     return False
 
 
@@ -90,3 +90,8 @@ def record_shape(record: dict[str, Any]) -> bool:
 
 def sniff_stream(path: Path, head: bytes) -> bool:
     return sniff(head)
+
+
+def _is_fact_type(kind: object) -> bool:
+    """A known fact type (a mutated `type` may be any JSON value, lists and objects included)."""
+    return isinstance(kind, str) and kind in FACT_TYPES
