@@ -1,6 +1,6 @@
 """One Claude Code transcript record, reduced to what the resume replay and the rules read.
 
-A record is one JSON object of the session file (`docs/claude-code.md` §2). The reader keeps the
+A record is one JSON object of the session file (docs/claude-code.md, section "Records"). The reader keeps the
 envelope (type, uuid, parentUuid, ...) and a slim copy of the message content: text is kept whole
 only when a rule must look at it (blank, or carrying a NUL or a lone surrogate, or short), else an
 excerpt, so memory stays small on transcripts of hundreds of megabytes. `keep_text` keeps it all
@@ -15,14 +15,14 @@ from typing import Any
 
 from ...text import excerpt, is_blank
 
-# Record types that take part in the parentUuid chain (docs/claude-code.md §3).
+# Record types that take part in the parentUuid chain (docs/claude-code.md, section "How the request is rebuilt on resume").
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 # Every record type Claude Code is known to write; others are read and ignored.
 KNOWN_TYPES = CHAIN_TYPES | frozenset(
     {"file-history-snapshot", "summary", "last-prompt", "mode", "permission-mode", "ai-title",
      "queue-operation", "pr-link", "custom-title", "tag", "agent-name"}
 )  # fmt: skip
-# Records a heal must never remove: resume needs them (docs/claude-code.md §3).
+# Records a heal must never remove: resume needs them (docs/claude-code.md, section "How the request is rebuilt on resume").
 PROTECTED_SUBTYPES = frozenset({"compact_boundary"})
 PROTECTED_TYPES = frozenset({"permission-mode", "last-prompt"})
 SYNTHETIC_MODEL = "<synthetic>"
