@@ -18,6 +18,7 @@ import hashlib
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -73,57 +74,18 @@ def _prepare(dest: Path) -> None:
         raise TdocError(f"{dest}: backup target already exists")
 
 
-def copy_file(source: Path, dest: Path, like: os.stat_result) -> Backup:
-    """Copy `source` to `dest` through `dest.partial` (fsync, then rename)."""
-    _prepare(dest)
-    tmp = dest.with_name(dest.name + PARTIAL)
-    digest = hashlib.sha256()
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as exc:
-        raise os_failure(tmp, exc, "create the backup") from None
-    try:
-        with open(source, "rb") as src:
-            for n, chunk in enumerate(iter(lambda: src.read(CHUNK), b"")):
-                digest.update(chunk)
-                _write_all(fd, chunk)
-                if n == 0:
-                    reached("backup-partial")
-        _own_like(fd, like)
-        os.fsync(fd)
-        reached("backup-synced")
-        os.rename(tmp, dest)
-    except BaseException as exc:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise os_failure(dest, exc, f"write the backup of {source}") from None
-        raise
-    os.close(fd)
-    fsync_dir(dest.parent)
-    reached("backup-done")
-    return Backup(dest, digest.hexdigest())
-
-
-def copy_database(source: sqlite3.Connection, dest: Path, like: os.stat_result | None) -> Backup:
-    """Copy a live database (committed state, WAL included) with the backup API via `dest.partial`.
-
-    The temporary file is created and held open by us first, so it is never mistaken for a
-    stale leftover; the backup API then fills it page by page."""
+def _through_partial(dest: Path, flags: int, fill: Callable[[int, Path], None], like: os.stat_result | None,
+                     what: str) -> None:
+    """Write `dest` as `dest.partial` (created and held open by us, so it is never taken for a
+    stale leftover), filled by `fill(fd, tmp)`, owned like the original, fsynced and renamed."""
     _prepare(dest)
     tmp = dest.with_name(dest.name + PARTIAL)
     try:
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, flags | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         raise os_failure(tmp, exc, "create the backup") from None
     try:
-        target = sqlite3.connect(str(tmp), isolation_level=None)
-        try:
-            source.backup(target, pages=256, progress=lambda *_: reached("backup-partial"))
-            target.execute("PRAGMA journal_mode=DELETE")  # a copy of a WAL database gets no -wal of its own
-        finally:
-            target.close()
-        Path(f"{tmp}-journal").unlink(missing_ok=True)
+        fill(fd, tmp)
         if like is not None:
             _own_like(fd, like)
         os.fsync(fd)
@@ -134,12 +96,42 @@ def copy_database(source: sqlite3.Connection, dest: Path, like: os.stat_result |
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}-journal").unlink(missing_ok=True)
         if isinstance(exc, (OSError, sqlite3.Error)):
-            raise os_failure(dest, exc if isinstance(exc, OSError) else OSError(0, str(exc)),
-                             "write the database backup") from None
+            raise os_failure(dest, exc if isinstance(exc, OSError) else OSError(0, str(exc)), what) from None
         raise
     os.close(fd)
     fsync_dir(dest.parent)
     reached("backup-done")
+
+
+def copy_file(source: Path, dest: Path, like: os.stat_result) -> Backup:
+    """Copy `source` to `dest` through `dest.partial` (fsync, then rename)."""
+    digest = hashlib.sha256()
+
+    def fill(fd: int, tmp: Path) -> None:
+        with open(source, "rb") as src:
+            for n, chunk in enumerate(iter(lambda: src.read(CHUNK), b"")):
+                digest.update(chunk)
+                _write_all(fd, chunk)
+                if n == 0:
+                    reached("backup-partial")
+
+    _through_partial(dest, os.O_WRONLY, fill, like, f"write the backup of {source}")
+    return Backup(dest, digest.hexdigest())
+
+
+def copy_database(source: sqlite3.Connection, dest: Path, like: os.stat_result | None) -> Backup:
+    """Copy a live database (committed state, WAL included) with the backup API via `dest.partial`."""
+
+    def fill(fd: int, tmp: Path) -> None:
+        target = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            source.backup(target, pages=256, progress=lambda *_: reached("backup-partial"))
+            target.execute("PRAGMA journal_mode=DELETE")  # a copy of a WAL database gets no -wal of its own
+        finally:
+            target.close()
+        Path(f"{tmp}-journal").unlink(missing_ok=True)
+
+    _through_partial(dest, os.O_RDWR, fill, like, "write the database backup")
     return Backup(dest, _sha256(dest))
 
 
