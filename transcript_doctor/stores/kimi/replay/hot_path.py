@@ -1,40 +1,84 @@
-"""The replay's hot path: one dispatch per record for the records a journal is made of.
+"""The replay's hot path: one fused handler per record for the records a journal is made of.
 
 Most records are well-formed loop events of the five known kinds and appended messages; many of
 the rest are types no replay reads (`turn.prompt`, `usage.record`, ...). The general path
 (`driver._feed`) handles each record through several layers: validate it, index its step, then
 hand it to each engine's `apply`, which dispatches on the record type and again on the event
-kind. Here the reader offers each record before it even makes a `Record` of it; a loop event's
-kind is looked up once and its four handlers - the schema's fast "certainly valid" check, the
-step index, the v1 fold and the v2 fold - are called directly, and a message goes straight to
-both folds.
+kind. Here the reader offers each record before it even makes a `Record` of it, and one handler
+per loop-event kind does all of that inline: it checks the fields the schema's fast check reads
+(exactly those, so it takes only records that check would call valid), indexes the step, and
+applies the v1 and the v2 fold to the engines' state directly.
 
-Anything unusual returns False and takes the general path instead: a record the fast check is
-not sure about, a record for another agent, an engine that already failed, a transcript reducer
-that is folding by itself (see transcript/live_mirror.py), any other history record (compaction, undo, clear,
-swarm mode). The reader never offers the journal's first record. Both paths leave the same state
-behind; `tests/kimi/test_route.py` pins that on generated journals.
+Anything unusual returns False before anything changed, and the general path takes the record:
+a record the fast check is not sure about, a record for another agent, an engine that already
+failed, a transcript reducer that is folding by itself (see transcript/live_mirror.py), any other
+history record (compaction, undo, clear, swarm mode). The reader never offers the journal's first
+record. Both paths leave the same state behind; `tests/kimi/test_route.py` pins that on generated
+journals, hostile records mixed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
-from ..engines.messages import appended
-from ..read.records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
+from ..engines.messages import appended, tool_call, tool_message
+from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
+from .step_index import NoStepIndex
 
 if TYPE_CHECKING:
     from .driver import KimiReplay
 
 LOOP = "context.append_loop_event"
 MESSAGE = "context.append_message"
-Handler = Callable[[dict[str, Any], int], None]
+FAILED = ("interrupted", "error")  # finish reasons that leave a v2 step open (loop_fold.FAILED_FINISH)
+_MISSING = object()
+
+
+def _blank(text: str) -> bool:
+    """`vacuous._blank` for a string (JS trim; a text starting with a non-blank is not blank)."""
+    return not text or (text[0] in JS_WHITESPACE and not js_trim(text))
+
+
+def _part_valid(part: Any) -> bool:
+    """`records._part_ok`, its two commonest shapes written out."""
+    if part.__class__ is not dict:
+        return False
+    kind = part.get("type")
+    if kind == "text":
+        return part.get("text").__class__ is str
+    if kind == "think":
+        enc = part.get("encrypted", "")
+        return part.get("think").__class__ is str and (enc is None or enc.__class__ is str)
+    return part_ok(part)
+
+
+def _vacuous(part: dict[str, Any]) -> bool:
+    """`vacuous.is_vacuous_part` for a part `_part_valid` accepted."""
+    kind = part.get("type")
+    if kind == "text":
+        return _blank(part["text"])
+    if kind == "think":
+        return "encrypted" not in part and _blank(part["think"])
+    return False
+
+
+def _step_event_valid(event: dict[str, Any]) -> bool:
+    """`records._step_event_ok`, for step.begin and step.end."""
+    turn = event.get("turnId", _MISSING)
+    step = event.get("step", _MISSING)
+    finish = event.get("finishReason", _MISSING)
+    return (
+        event.get("uuid").__class__ is str
+        and (turn is _MISSING or turn.__class__ is str)
+        and (step is _MISSING or step.__class__ is int)
+        and (finish is _MISSING or finish.__class__ is str)
+    )
 
 
 class HotPath:
-    """Per event kind: (fast validity check, step-index handler, v1 handler, v2 handler)."""
+    """The fused handlers, bound to one replay's engines and step index."""
 
     def __init__(self, state: KimiReplay) -> None:
         assert state.m1 is not None and state.m2 is not None, "the hot path serves light replays"
@@ -42,13 +86,13 @@ class HotPath:
         self.crash = state.crash
         self.open = True  # both engines healthy, both transcript reducers mirroring: see reopen()
         self.same_agent = state.v2.same_agent
-        on_v1 = state.v1.event_handlers()
-        on_v2 = state.v2.fold.event_handlers()
-        self.routes: dict[str, tuple[Callable[[dict[str, Any]], bool], Any, Handler, Handler]] = {
-            kind: (check, state.steps.handler(kind), on_v1[kind], on_v2[kind]) for kind, check in EVENT_FAST.items()
-        }
-        self.push_v1 = state.v1.push_appended
-        self.push_v2 = state.v2.fold.append_message
+        self.v1 = state.v1
+        self.fold = state.v2.fold
+        assert self.fold._push == state.v2.history.append, "the live v2 fold pushes onto its history"
+        self.index = None if isinstance(state.steps, NoStepIndex) else state.steps
+        self.kinds = {"step.begin": self._step_begin, "step.end": self._step_end,
+                      "content.part": self._content_part, "tool.call": self._tool_call,
+                      "tool.result": self._tool_result}
 
     def reopen(self) -> None:
         """Called after the general path applied a record: it may have failed an engine or set a
@@ -66,46 +110,182 @@ class HotPath:
         if not self.open or event.__class__ is not dict:
             return False
         kind = event.get("type")
-        route = self.routes.get(kind) if kind.__class__ is str else None
-        if route is None or not self._envelope(data):
+        handler = self.kinds.get(kind) if kind.__class__ is str else None
+        if handler is None:
             return False
-        check, index, on_v1, on_v2 = route
-        if not check(event):
+        if (data.get("time").__class__ is not int or "agentId" in data) and not self._envelope(data):
             return False
-        try:
-            index(event, line, offset)
-        except TypeError:
-            pass  # an unhashable id an earlier, invalid record left behind: as in the general path
-        try:
-            on_v1(event, line)
-        except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
-            self._failed("v1", exc, line, LOOP)
-        try:
-            on_v2(event, line)
-        except Exception as exc:  # noqa: BLE001
-            self._failed("v2", exc, line, LOOP)
-        return True
+        return handler(event, line, offset)
 
     def _envelope(self, data: dict[str, Any]) -> bool:
         """A valid envelope of this agent (another agent's record is one v2 skips: the general
         path notes it)."""
         return envelope_ok(data) and ("agentId" not in data or self.same_agent(data))
 
+    # -- loop events: validity, step index, v1, v2 --------------------------------------------
+
+    def _step_begin(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        if not _step_event_valid(event):
+            return False
+        uuid = event["uuid"]
+        if self.index is not None:
+            self.index.step_begin(event, line, offset)
+        src = ("step", uuid, line)
+        v1 = self.v1
+        try:
+            if v1.pending:
+                v1.closed_at_begin[uuid] = list(v1.pending)
+                v1.close_pending()
+            msg = {"role": "assistant", "content": [], "toolCalls": [], "_src": src}
+            v1.history.append(msg)
+            v1.open_steps[uuid] = msg
+        except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            if fold.open_step is not None:
+                fold.begin_settles[uuid] = fold.open_step  # type: ignore[index]
+                fold.settle(line)
+            msg = {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": src}
+            fold.sink.messages.append(msg)
+            fold.open_step, fold.open_msg, fold.open_has_calls, fold.open_vacuous = uuid, msg, False, True
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _step_end(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        if not _step_event_valid(event):
+            return False
+        if self.index is not None:
+            self.index.step_end(event, line, offset)
+        v1 = self.v1
+        try:
+            v1.open_steps.pop(event["uuid"], None)
+            if v1.deferred and not v1.pending:
+                v1.flush()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            if event.get("finishReason") not in FAILED:
+                msg = fold.open_msg
+                if fold.open_step is None:
+                    pass
+                elif msg is not None and not fold.pending and not fold.deferred and (
+                        fold.open_has_calls or not fold.open_vacuous):
+                    msg.pop("partial", None)  # the common settle: nothing to close, nothing dropped
+                    fold.open_step = fold.open_msg = None
+                else:
+                    fold.settle(line)
+                if fold.deferred and not fold.pending:
+                    fold.flush_deferred()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _content_part(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        owner = event.get("stepUuid")
+        part = event.get("part")
+        if owner.__class__ is not str or not _part_valid(part):
+            return False
+        vacuous = None  # the part's verdict, worked out once for whoever needs it
+        index = self.index
+        if index is not None:
+            step = index.steps.get(owner) or index.get(owner)
+            step.others.append(line)
+            if step.vacuous:
+                step.vacuous = vacuous = _vacuous(part)
+        try:
+            msg = self.v1.open_steps.get(owner)
+            if msg is None:
+                self.v1._not_open(event, line, "content part")
+            else:
+                msg["content"].append(part)
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            msg = fold.open_msg
+            if msg is not None and fold.open_step == owner:
+                msg["content"].append(part)
+                if fold.open_vacuous:
+                    fold.open_vacuous = _vacuous(part) if vacuous is None else vacuous
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _tool_call(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        owner = event.get("stepUuid")
+        call_id = event.get("toolCallId")
+        if owner.__class__ is not str or call_id.__class__ is not str or event.get("name").__class__ is not str:
+            return False
+        if self.index is not None:
+            self.index.tool_call(event, line, offset)
+        v1 = self.v1
+        try:
+            msg = v1.open_steps.get(owner)
+            if msg is None:
+                v1._not_open(event, line, "tool call")
+            else:
+                msg["toolCalls"].append(tool_call(event))
+                v1.pending[call_id] = None
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            msg = fold.open_msg
+            if msg is not None and fold.open_step == owner:
+                msg["toolCalls"].append(tool_call(event))
+                fold.pending[call_id] = None
+                fold.open_has_calls = True
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _tool_result(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        call_id = event.get("toolCallId")
+        result = event.get("result")
+        if call_id.__class__ is not str or result.__class__ is not dict:
+            return False
+        output = result.get("output")
+        error = result.get("isError", False)
+        if (output.__class__ is not str and not parts_ok(output)) or error.__class__ is not bool:
+            return False
+        if self.index is not None:
+            self.index.tool_result(event, line, offset)
+        v1 = self.v1
+        try:
+            if call_id in v1.pending:
+                del v1.pending[call_id]
+                v1.history.append(tool_message(event, line))
+                if v1.deferred and not v1.pending:
+                    v1.flush()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            if call_id in fold.pending:
+                del fold.pending[call_id]
+                fold.sink.messages.append(tool_message(event, line))
+                if fold.deferred and not fold.pending:
+                    fold.flush_deferred()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    # -- appended messages -----------------------------------------------------------------------
+
     def _message(self, line: int, data: dict[str, Any]) -> bool:
         message = data.get("message")
         if not self.open or not self._envelope(data) or not message_ok(message):
             return False
         msg = appended(message, line)  # one tagged copy serves both folds, as in the general path
-        try:
-            self.push_v1(msg)
-        except Exception as exc:  # noqa: BLE001
-            self._failed("v1", exc, line, MESSAGE)
-        try:
-            self.push_v2(msg)
-        except Exception as exc:  # noqa: BLE001
-            self._failed("v2", exc, line, MESSAGE)
+        v1 = self.v1
+        (v1.deferred if v1.pending else v1.history).append(msg)
+        fold = self.fold
+        (fold.deferred if fold.pending else fold.sink.messages).append(msg)
         return True
 
-    def _failed(self, engine: str, exc: Exception, line: int, rtype: str) -> None:
-        self.crash[engine] = crash_text(exc, line, rtype)
+    def _failed(self, engine: str, exc: Exception, line: int) -> None:
+        self.crash[engine] = crash_text(exc, line, LOOP)
         self.open = False
