@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ..read.js_stringify import js_stringify
@@ -46,8 +47,17 @@ def is_real_user_input(m: Msg) -> bool:
 
 def compactable_users(messages: list[Msg], start: int = 0) -> list[Msg]:
     """The messages from `start` on that a kept-users compaction can keep, in order: real user
-    input (which is never a compaction summary)."""
-    return [m for m in messages[start:] if m.get("role") == "user" and is_real_user_input(m)]
+    input (which is never a compaction summary). History messages are dicts, and few of them
+    are users: their roles are read in one C-level pass and only the users are looked at."""
+    segment = messages[start:] if start else messages
+    roles = list(map(dict.get, segment, repeat("role")))
+    users: list[Msg] = []
+    i = -1
+    for _ in range(roles.count("user")):
+        i = roles.index("user", i + 1)
+        if is_real_user_input(segment[i]):
+            users.append(segment[i])
+    return users
 
 
 # --------------------------------------------------------------------------- token estimate

@@ -121,7 +121,8 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
     offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
-    may_be_deep, depth_exceeds, deep_text = values.may_be_deep, values.depth_exceeds, 2 * values.MAX_DEPTH
+    depth_exceeds, max_depth = values.depth_exceeds, values.MAX_DEPTH
+    deep_text = 2 * max_depth  # fewer bytes cannot hold that many brackets and their closes
     crlf = False
     try:
         for raw in fh:
@@ -136,8 +137,10 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
                 crlf = stats.crlf = True
             try:
                 obj = loads(raw)
-                if offset - start >= deep_text and may_be_deep(raw) and depth_exceeds(obj):
-                    raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
+                if offset - start >= deep_text:  # values.may_be_deep, written out: `[` is rare, look first
+                    brackets = raw.count(b"{") + raw.count(b"[") if b"[" in raw else raw.count(b"{")
+                    if brackets > max_depth and depth_exceeds(obj):
+                        raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
                 body = _body(raw)
                 if not body.strip():

@@ -213,7 +213,10 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
 
 
 def _is_vacuous_step(m: Msg) -> bool:
-    return _src_kind(m) == "step" and not m.get("toolCalls") and is_vacuous_content(m.get("content") or [])
+    if m.get("toolCalls"):  # the cheapest test first: most steps of a history make calls or say something
+        return False
+    src = m.get("_src")
+    return bool(src) and src[0] == "step" and is_vacuous_content(m.get("content") or [])
 
 
 def message_key(m: Msg) -> tuple[Any, ...] | None:

@@ -71,14 +71,10 @@ def _cost(m: Msg) -> int:
     return m.get("_est") or cx.est_message(m)
 
 
-def _new_users(entries: list[Msg], start: int) -> list[Msg]:
-    return [m for m in entries[start:] if m.get("role") == "user" and cx.is_real_user_input(m)]
-
-
 def users_since(entries: list[Msg], floor: int, view: View | None) -> list[Msg]:
     """`compactable_users(entries, floor)`, reusing the kept users of a view that still holds."""
     if view is not None and view.holds(entries, floor):
-        return view.kept + _new_users(entries, len(view.kept) + 1)
+        return view.kept + cx.compactable_users(entries, len(view.kept) + 1)
     return cx.compactable_users(entries, floor)
 
 
@@ -94,14 +90,12 @@ def compacted_view(entries: list[Msg], floor: int, view: View | None = None) -> 
     fresh: list[Msg] = []  # newest first
     total = 0
     full = False
-    for i in range(len(entries) - 2, stop - 1, -1):
-        m = entries[i]
-        if m.get("role") == "user" and cx.is_real_user_input(m):
-            fresh.append(m)
-            total += _cost(m)
-            if total >= cx.MAX_USER_TOKENS:
-                full = True
-                break
+    for m in reversed(cx.compactable_users(entries, stop)):  # (the marker, last, is no user input)
+        fresh.append(m)
+        total += _cost(m)
+        if total >= cx.MAX_USER_TOKENS:
+            full = True
+            break
     fresh.reverse()
     marker = entries[-1]
     if reuse and view is not None and not full:
