@@ -253,6 +253,7 @@ def _finish(state: KimiReplay) -> None:
     for mirror in (state.m1, state.m2):
         if mirror is not None:
             mirror.sync()  # the transcripts see no end-of-resume close
+    state.steps.seal()
     state.v1_before_finish = list(state.v1.history)
     if "v1" not in state.crash:
         state.v1.finish()

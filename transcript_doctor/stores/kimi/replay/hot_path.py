@@ -25,7 +25,7 @@ from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
 from ..engines.messages import appended, tool_call, tool_message
 from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
-from .step_index import NoStepIndex
+from .step_index import OTHERS, VACUOUS, NoStepIndex
 
 if TYPE_CHECKING:
     from .driver import KimiReplay
@@ -190,11 +190,11 @@ class HotPath:
             return False
         vacuous = None  # the part's verdict, worked out once for whoever needs it
         index = self.index
-        if index is not None:
-            step = index.steps.get(owner) or index.get(owner)
-            step.others.append(line)
-            if step.vacuous:
-                step.vacuous = vacuous = _vacuous(part)
+        if index is not None:  # StepIndex.content_part
+            flat = index.records.get(owner) or index.record(owner)
+            flat[OTHERS].append(line)
+            if flat[VACUOUS]:
+                flat[VACUOUS] = vacuous = _vacuous(part)
         try:
             msg = self.v1.open_steps.get(owner)
             if msg is None:
