@@ -89,20 +89,25 @@ def test_the_hot_path_takes_the_common_records() -> None:
     """Guard against a hot path that silently never runs (the equivalence test would still pass)."""
     from transcript_doctor.stores.kimi.replay import hot_path
 
-    taken = []
-    original = hot_path.HotPath.take
+    taken: list[tuple[str, bool]] = []
+    originals = {name: getattr(hot_path.HotPath, name) for name in ("loop_event", "message")}
 
-    def counting(self: hot_path.HotPath, *args: Any) -> bool:
-        done = original(self, *args)
-        taken.append(done)
-        return done
+    def counting(name: str) -> Any:
+        def handler(self: hot_path.HotPath, *args: Any) -> bool:
+            done = originals[name](self, *args)
+            taken.append((name, done))
+            return bool(done)
+        return handler
 
-    hot_path.HotPath.take = counting  # type: ignore[method-assign]
+    for name in originals:
+        setattr(hot_path.HotPath, name, counting(name))
     try:
-        replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
+        state = replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
     finally:
-        hot_path.HotPath.take = original  # type: ignore[method-assign]
-    assert taken and all(taken)
+        for name, original in originals.items():
+            setattr(hot_path.HotPath, name, original)
+    assert {name for name, _ in taken} == {"loop_event", "message"} and all(done for _, done in taken)
+    assert len(taken) == state.stats.records - 1  # every record but the header
 
 
 def _plain_journal() -> bytes:

@@ -8,7 +8,7 @@ exceptions. The metadata header is recognised and in-memory migrations that touc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,15 +107,18 @@ def _body(raw: bytes) -> bytes:
     return raw
 
 
-def read_records(fh: Iterable[bytes], stats: ReadStats,
-                 take: Callable[[int, int, str | None, dict[str, Any]], bool] | None = None
-                 ) -> Iterator[Record | LineProblem]:
+Take = Callable[[int, int, dict[str, Any]], bool]
+
+
+def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] | None = None,
+                 keep: Container[str | None] = ()) -> Iterator[Record | LineProblem]:
     """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
     line ending as trailing whitespace); the header's version decides the in-memory migrations.
 
-    `take(line, offset, type, data)`, when given, sees every record after the first (migrated)
-    before a `Record` is made for it; when it returns True the record is consumed (the replay's
-    hot path) and not yielded."""
+    With `hot` (the replay's hot path), every record after the first (migrated) is handled in
+    this loop before a `Record` is made for it: a record whose type has a handler in `hot` is
+    offered to it, `handler(line, offset, data)`, and consumed when it returns True; a record of
+    any other type not in `keep` is consumed unread. The rest are yielded."""
     migrate_1_0 = False
     first = True
     offset = number = records = 0
@@ -131,14 +134,16 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
             offset += len(raw)
             if update is not None:
                 update(raw)
-            if raw[-1:] != b"\n":
-                stats.final_newline = False
-            elif not crlf and raw[-2:-1] == b"\r":  # (a one-byte slice is a cached object)
-                crlf = stats.crlf = True
+            if raw[-2:] != b"}\n":  # the commonest ending settles both questions at once
+                if raw[-1:] != b"\n":
+                    stats.final_newline = False
+                elif not crlf and raw[-2:-1] == b"\r":  # (a one-byte slice is a cached object)
+                    crlf = stats.crlf = True
             try:
                 obj = loads(raw)
-                if offset - start >= deep_text:  # values.may_be_deep, written out: `[` is rare, look first
-                    brackets = raw.count(b"{") + raw.count(b"[") if b"[" in raw else raw.count(b"{")
+                if offset - start >= deep_text:  # values.may_be_deep written out: `[` is rare, and
+                    # looking for a byte given as a number is one memchr (counting is a slow loop)
+                    brackets = raw.count(b"{") + raw.count(b"[") if 91 in raw else raw.count(b"{")
                     if brackets > max_depth and depth_exceeds(obj):
                         raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
@@ -173,8 +178,13 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
                 continue
             if migrate_1_0 and rtype == "context.append_message":
                 flatten_tool_calls(obj.get("message"))
-            if take is not None and take(number, start, rtype, obj):
-                continue
+            if hot is not None:
+                handler = hot.get(rtype)  # type: ignore[arg-type]
+                if handler is not None:
+                    if handler(number, start, obj):
+                        continue
+                elif rtype not in keep:
+                    continue
             yield Record(number, start, rtype, obj)
     finally:  # also when the consumer stops early: the counts cover what was read
         stats.records += records

@@ -25,7 +25,7 @@ from ..read.reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, a
 from ..read.records import HISTORY_TYPES, is_valid_v2
 from ..transcript.live_mirror import DIVERGENT, Mirror, NoTranscript
 from ..transcript.reducers import TranscriptV1, TranscriptV2
-from .hot_path import HotPath
+from .hot_path import READ_TYPES, HotPath
 from .step_index import NoStepIndex, StepIndex
 
 
@@ -119,7 +119,8 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
         state.m2 = Mirror(state.t2, state.v2, "v2")
     state.stats.hasher = hasher
     hot = HotPath(state) if hot_path and not full else None
-    for item in read_records(fh, state.stats, hot.take if hot is not None else None):
+    routes = hot.routes() if hot is not None else None
+    for item in read_records(fh, state.stats, routes, READ_TYPES):
         if item.__class__ is Record:
             _feed(state, item)  # type: ignore[arg-type]
             if hot is not None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
 from ..engines.messages import appended, tool_call, tool_message
+from ..read.reader import Take
 from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
 from .step_index import OTHERS, VACUOUS, NoStepIndex
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 LOOP = "context.append_loop_event"
 MESSAGE = "context.append_message"
+READ_TYPES = frozenset((*HISTORY_TYPES, "swarm_mode.enter"))  # the record types a replay reads
 FAILED = ("interrupted", "error")  # finish reasons that leave a v2 step open (loop_fold.FAILED_FINISH)
 _MISSING = object()
 
@@ -64,17 +66,13 @@ def _vacuous(part: dict[str, Any]) -> bool:
     return False
 
 
-def _step_event_valid(event: dict[str, Any]) -> bool:
-    """`records._step_event_ok`, for step.begin and step.end."""
+def _step_fields_valid(event: dict[str, Any]) -> bool:
+    """`records._step_event_ok` but for the uuid (a string), for step.begin and step.end."""
     turn = event.get("turnId", _MISSING)
     step = event.get("step", _MISSING)
     finish = event.get("finishReason", _MISSING)
-    return (
-        event.get("uuid").__class__ is str
-        and (turn is _MISSING or turn.__class__ is str)
-        and (step is _MISSING or step.__class__ is int)
-        and (finish is _MISSING or finish.__class__ is str)
-    )
+    return ((turn is _MISSING or turn.__class__ is str) and (step is _MISSING or step.__class__ is int)
+            and (finish is _MISSING or finish.__class__ is str))
 
 
 class HotPath:
@@ -100,12 +98,14 @@ class HotPath:
         m1, m2 = self.state.m1, self.state.m2
         self.open = not self.crash and not m1.active and not m2.active  # type: ignore[union-attr]
 
-    def take(self, line: int, offset: int, rtype: str | None, data: dict[str, Any]) -> bool:
-        """Apply a record (never the journal's first); False when the general path must do it."""
-        if rtype != LOOP:
-            if rtype == MESSAGE:
-                return self._message(line, data)
-            return rtype not in HISTORY_TYPES and rtype != "swarm_mode.enter"  # no replay reads these
+    def routes(self) -> dict[str, Take]:
+        """The handler of each record type the hot path applies, for the reader's loop (which
+        skips the types no replay reads, and yields the rest: READ_TYPES)."""
+        return {LOOP: self.loop_event, MESSAGE: self.message}
+
+    def loop_event(self, line: int, offset: int, data: dict[str, Any]) -> bool:
+        """Apply a loop-event record (never the journal's first); False when the general path
+        must do it."""
         event = data.get("event")
         if not self.open or event.__class__ is not dict:
             return False
@@ -125,9 +125,9 @@ class HotPath:
     # -- loop events: validity, step index, v1, v2 --------------------------------------------
 
     def _step_begin(self, event: dict[str, Any], line: int, offset: int) -> bool:
-        if not _step_event_valid(event):
+        uuid = event.get("uuid")
+        if uuid.__class__ is not str or not _step_fields_valid(event):
             return False
-        uuid = event["uuid"]
         if self.index is not None:
             self.index.step_begin(event, line, offset)
         src = ("step", uuid, line)
@@ -154,7 +154,7 @@ class HotPath:
         return True
 
     def _step_end(self, event: dict[str, Any], line: int, offset: int) -> bool:
-        if not _step_event_valid(event):
+        if event.get("uuid").__class__ is not str or not _step_fields_valid(event):
             return False
         if self.index is not None:
             self.index.step_end(event, line, offset)
@@ -254,10 +254,11 @@ class HotPath:
         if self.index is not None:
             self.index.tool_result(event, line, offset)
         v1 = self.v1
+        message = None
         try:
             if call_id in v1.pending:
                 del v1.pending[call_id]
-                v1.history.append(tool_message(event, line))
+                v1.history.append(message := tool_message(event, line))
                 if v1.deferred and not v1.pending:
                     v1.flush()
         except Exception as exc:  # noqa: BLE001
@@ -266,7 +267,7 @@ class HotPath:
         try:
             if call_id in fold.pending:
                 del fold.pending[call_id]
-                fold.sink.messages.append(tool_message(event, line))
+                fold.sink.messages.append(message or tool_message(event, line))
                 if fold.deferred and not fold.pending:
                     fold.flush_deferred()
         except Exception as exc:  # noqa: BLE001
@@ -275,7 +276,8 @@ class HotPath:
 
     # -- appended messages -----------------------------------------------------------------------
 
-    def _message(self, line: int, data: dict[str, Any]) -> bool:
+    def message(self, line: int, offset: int, data: dict[str, Any]) -> bool:
+        """Apply an appended message (never the journal's first); False as for loop events."""
         message = data.get("message")
         if not self.open or not self._envelope(data) or not message_ok(message):
             return False
