@@ -124,8 +124,8 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
     offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
-    depth_exceeds, max_depth = values.depth_exceeds, values.MAX_DEPTH
-    deep_text = 2 * max_depth  # fewer bytes cannot hold that many brackets and their closes
+    depth_exceeds = values.depth_exceeds
+    deep_text = 2 * values.MAX_DEPTH  # fewer bytes cannot hold that many brackets and their closes
     crlf = False
     try:
         for raw in fh:
@@ -141,11 +141,8 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
                     crlf = stats.crlf = True
             try:
                 obj = loads(raw)
-                if offset - start >= deep_text:  # values.may_be_deep written out: `[` is rare, and
-                    # looking for a byte given as a number is one memchr (counting is a slow loop)
-                    brackets = raw.count(b"{") + raw.count(b"[") if 91 in raw else raw.count(b"{")
-                    if brackets > max_depth and depth_exceeds(obj):
-                        raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
+                if offset - start >= deep_text and _may_be_deep(raw) and depth_exceeds(obj):
+                    raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
                 body = _body(raw)
                 if not body.strip():
@@ -190,6 +187,16 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
         stats.records += records
         stats.lines = number
         stats.bytes = offset
+
+
+def _may_be_deep(raw: bytes) -> bool:
+    """`values.may_be_deep` (enough brackets to nest beyond `values.MAX_DEPTH`), cheaper tests
+    first: counting a byte is a slow loop, looking for one given as a number is a memchr. With
+    no `[` (most records) the nesting is objects alone, each but the innermost with a key, so
+    each level takes at least five bytes (`{"":` and its `}`)."""
+    if 91 in raw:  # b"["
+        return raw.count(b"{") + raw.count(b"[") > values.MAX_DEPTH
+    return len(raw) >= 5 * values.MAX_DEPTH and raw.count(b"{") > values.MAX_DEPTH
 
 
 def _describe(exc: Exception) -> str:

@@ -8,7 +8,6 @@ from typing import Any
 from ..engines.vacuous import is_vacuous_part
 from ..read.reader import Record
 
-
 # The fields of a step as the index keeps it while the journal streams by: one flat list per step,
 # made at its first record and dropped at a normal `step.end` (most steps), so a `StepRecords` is
 # built only for the steps that are left when the replay ends (vacuous, failed, never ended).
