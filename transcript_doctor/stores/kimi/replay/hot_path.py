@@ -98,6 +98,11 @@ class HotPath:
         m1, m2 = self.state.m1, self.state.m2
         self.open = not self.crash and not m1.active and not m2.active  # type: ignore[union-attr]
 
+    def release(self) -> None:
+        """The replay has ended: drop the handler table (its bound methods hold this object, a
+        cycle that would keep the whole replay alive until the cyclic collector ran)."""
+        self.kinds = {}
+
     def routes(self) -> dict[str, Take]:
         """The handler of each record type the hot path applies, for the reader's loop (which
         skips the types no replay reads, and yields the rest: READ_TYPES)."""
