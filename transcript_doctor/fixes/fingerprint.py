@@ -1,4 +1,4 @@
-"""What a file looked like when tdoc read it, to detect later changes (docs/heal.md §Changed stores).
+"""What a file looked like when tdoc read it, to detect later changes (docs/heal.md §Changed files).
 
 `==` compares size, mtime and SHA-256. `matches(path)` is the check made right before a replace:
 the status fields first (size, mtime, ctime, inode: any write moves mtime and ctime, and user

@@ -1,4 +1,4 @@
-"""Replacing a file atomically, keeping its owner, group and mode (docs/heal.md §Writing).
+"""Replacing a file atomically, keeping its owner, group and mode (docs/heal.md §Stages, step 5; §One pass).
 
 `replace_file` writes the new content to a hidden temporary file in the same directory
 (`.<name>.<random>.tdoc-tmp`), fsyncs it, gives it the original's owner, group and mode
@@ -86,7 +86,7 @@ class TempFile(io.FileIO):
 
 class TempSpool:
     """The temporary file a heal writes beside `target` before it replaces it (docs/heal.md
-    §Writing). A store that streams its verification writes the healed bytes into it as it
+    §One pass). A store that streams its verification writes the healed bytes into it as it
     replays them (`heal.plan.Spool`); the pipeline then only has to sync and rename it.
 
     Nothing exists on disk until `open()`; `discard()` removes whatever is left (safe to call
