@@ -87,7 +87,7 @@ def _producer(store: Store, plan: HealPlan, check: Fingerprint | None) -> Callab
     def produce(out: IO[bytes]) -> None:
         digest = hashlib.sha256()
         with open(path, "rb", buffering=0) as src:  # read in blocks: no per-line step
-            for block in iter_applied_blocks(src, lines):  # type: ignore[arg-type]
+            for block in iter_applied_blocks(src, lines):
                 digest.update(block)
                 out.write(block)
         if write.expected_sha256 is not None and digest.hexdigest() != write.expected_sha256:
