@@ -13,6 +13,8 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -214,7 +216,7 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
         return
     history = state.v1.history
     cut = max(0, min(int(count), len(history)))
-    vacuous = [m["_src"][1] for m in history[:cut] if _is_vacuous_step(m)]
+    vacuous = _vacuous_step_uuids(history[:cut])
     dropped = [u for u in vacuous if u in state.v2_dropped]
     tail = "keptUserMessageCount" not in record and count < len(history)
     after = history[max(int(count), 0):] if tail else []
@@ -235,6 +237,22 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
             lost_keys=[key for _, key in lost],
         )
     )
+
+
+def _vacuous_step_uuids(messages: list[Msg]) -> list[Any]:
+    """The uuids of the vacuous step assistants among `messages`, in order. Only the steps are
+    looked at: where each message came from is read in one C-level pass."""
+    try:
+        kinds = list(map(itemgetter(0), map(dict.get, messages, repeat("_src"))))
+    except (TypeError, IndexError):  # a message without a source (none is made so): one by one
+        return [m["_src"][1] for m in messages if _is_vacuous_step(m)]
+    uuids = []
+    i = -1
+    for _ in range(kinds.count("step")):
+        i = kinds.index("step", i + 1)
+        if _is_vacuous_step(messages[i]):
+            uuids.append(messages[i]["_src"][1])
+    return uuids
 
 
 def _is_vacuous_step(m: Msg) -> bool:
