@@ -43,19 +43,6 @@ def _blank(text: str) -> bool:
     return not text or (text[0] in JS_WHITESPACE and not js_trim(text))
 
 
-def _part_valid(part: Any) -> bool:
-    """`records._part_ok`, its two commonest shapes written out."""
-    if part.__class__ is not dict:
-        return False
-    kind = part.get("type")
-    if kind == "text":
-        return part.get("text").__class__ is str
-    if kind == "think":
-        enc = part.get("encrypted", "")
-        return part.get("think").__class__ is str and (enc is None or enc.__class__ is str)
-    return part_ok(part)
-
-
 def _vacuous(part: dict[str, Any]) -> bool:
     """`vacuous.is_vacuous_part` for a part `_part_valid` accepted."""
     kind = part.get("type")
@@ -88,6 +75,11 @@ class HotPath:
         self.fold = state.v2.fold
         assert self.fold._push == state.v2.history.append, "the live v2 fold pushes onto its history"
         self.index = None if isinstance(state.steps, NoStepIndex) else state.steps
+        # The containers the handlers touch, looked up once: none of them is ever replaced
+        # (the engines clear them, or assign slices).
+        self.records = self.index.records if self.index is not None else None
+        self.open1, self.pending1, self.history1 = state.v1.open_steps, state.v1.pending, state.v1.history
+        self.pending2, self.history2 = self.fold.pending, state.v2.history
         self.kinds = {"step.begin": self._step_begin, "step.end": self._step_end,
                       "content.part": self._content_part, "tool.call": self._tool_call,
                       "tool.result": self._tool_result}
@@ -114,8 +106,10 @@ class HotPath:
         event = data.get("event")
         if not self.open or event.__class__ is not dict:
             return False
-        kind = event.get("type")
-        handler = self.kinds.get(kind) if kind.__class__ is str else None
+        try:
+            handler = self.kinds.get(event.get("type"))
+        except TypeError:  # an unhashable type: no handler
+            return False
         if handler is None:
             return False
         if (data.get("time").__class__ is not int or "agentId" in data) and not self._envelope(data):
@@ -142,8 +136,8 @@ class HotPath:
                 v1.closed_at_begin[uuid] = list(v1.pending)
                 v1.close_pending()
             msg = {"role": "assistant", "content": [], "toolCalls": [], "_src": src}
-            v1.history.append(msg)
-            v1.open_steps[uuid] = msg
+            self.history1.append(msg)
+            self.open1[uuid] = msg
         except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
             self._failed("v1", exc, line)
         fold = self.fold
@@ -152,7 +146,7 @@ class HotPath:
                 fold.begin_settles[uuid] = fold.open_step  # type: ignore[index]
                 fold.settle(line)
             msg = {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": src}
-            fold.sink.messages.append(msg)
+            self.history2.append(msg)
             fold.open_step, fold.open_msg, fold.open_has_calls, fold.open_vacuous = uuid, msg, False, True
         except Exception as exc:  # noqa: BLE001
             self._failed("v2", exc, line)
@@ -165,8 +159,8 @@ class HotPath:
             self.index.step_end(event, line, offset)
         v1 = self.v1
         try:
-            v1.open_steps.pop(event["uuid"], None)
-            if v1.deferred and not v1.pending:
+            self.open1.pop(event["uuid"], None)
+            if v1.deferred and not self.pending1:
                 v1.flush()
         except Exception as exc:  # noqa: BLE001
             self._failed("v1", exc, line)
@@ -176,7 +170,7 @@ class HotPath:
                 msg = fold.open_msg
                 if fold.open_step is None:
                     pass
-                elif msg is not None and not fold.pending and not fold.deferred and (
+                elif msg is not None and not self.pending2 and not fold.deferred and (
                         fold.open_has_calls or not fold.open_vacuous):
                     msg.pop("partial", None)  # the common settle: nothing to close, nothing dropped
                     fold.open_step = fold.open_msg = None
@@ -191,17 +185,27 @@ class HotPath:
     def _content_part(self, event: dict[str, Any], line: int, offset: int) -> bool:
         owner = event.get("stepUuid")
         part = event.get("part")
-        if owner.__class__ is not str or not _part_valid(part):
+        if owner.__class__ is not str or part.__class__ is not dict:
+            return False
+        kind = part.get("type")  # records._part_ok, its two commonest shapes written out
+        if kind == "text":
+            if part.get("text").__class__ is not str:
+                return False
+        elif kind == "think":
+            enc = part.get("encrypted", "")
+            if part.get("think").__class__ is not str or (enc is not None and enc.__class__ is not str):
+                return False
+        elif not part_ok(part):
             return False
         vacuous = None  # the part's verdict, worked out once for whoever needs it
-        index = self.index
-        if index is not None:  # StepIndex.content_part
-            flat = index.records.get(owner) or index.record(owner)
+        records = self.records
+        if records is not None:  # StepIndex.content_part
+            flat = records.get(owner) or self.index.record(owner)  # type: ignore[union-attr]
             flat[OTHERS].append(line)
             if flat[VACUOUS]:
                 flat[VACUOUS] = vacuous = _vacuous(part)
         try:
-            msg = self.v1.open_steps.get(owner)
+            msg = self.open1.get(owner)
             if msg is None:
                 self.v1._not_open(event, line, "content part")
             else:
@@ -226,14 +230,13 @@ class HotPath:
             return False
         if self.index is not None:
             self.index.tool_call(event, line, offset)
-        v1 = self.v1
         try:
-            msg = v1.open_steps.get(owner)
+            msg = self.open1.get(owner)
             if msg is None:
-                v1._not_open(event, line, "tool call")
+                self.v1._not_open(event, line, "tool call")
             else:
                 msg["toolCalls"].append(tool_call(event))
-                v1.pending[call_id] = None
+                self.pending1[call_id] = None
         except Exception as exc:  # noqa: BLE001
             self._failed("v1", exc, line)
         fold = self.fold
@@ -241,7 +244,7 @@ class HotPath:
             msg = fold.open_msg
             if msg is not None and fold.open_step == owner:
                 msg["toolCalls"].append(tool_call(event))
-                fold.pending[call_id] = None
+                self.pending2[call_id] = None
                 fold.open_has_calls = True
         except Exception as exc:  # noqa: BLE001
             self._failed("v2", exc, line)
@@ -261,19 +264,21 @@ class HotPath:
         v1 = self.v1
         message = None
         try:
-            if call_id in v1.pending:
-                del v1.pending[call_id]
-                v1.history.append(message := tool_message(event, line))
-                if v1.deferred and not v1.pending:
+            pending = self.pending1
+            if call_id in pending:
+                del pending[call_id]
+                self.history1.append(message := tool_message(event, line))
+                if v1.deferred and not pending:
                     v1.flush()
         except Exception as exc:  # noqa: BLE001
             self._failed("v1", exc, line)
         fold = self.fold
         try:
-            if call_id in fold.pending:
-                del fold.pending[call_id]
-                fold.sink.messages.append(message or tool_message(event, line))
-                if fold.deferred and not fold.pending:
+            pending = self.pending2
+            if call_id in pending:
+                del pending[call_id]
+                self.history2.append(message or tool_message(event, line))
+                if fold.deferred and not pending:
                     fold.flush_deferred()
         except Exception as exc:  # noqa: BLE001
             self._failed("v2", exc, line)
@@ -287,10 +292,8 @@ class HotPath:
         if not self.open or not self._envelope(data) or not message_ok(message):
             return False
         msg = appended(message, line)  # one tagged copy serves both folds, as in the general path
-        v1 = self.v1
-        (v1.deferred if v1.pending else v1.history).append(msg)
-        fold = self.fold
-        (fold.deferred if fold.pending else fold.sink.messages).append(msg)
+        (self.v1.deferred if self.pending1 else self.history1).append(msg)
+        (self.fold.deferred if self.pending2 else self.history2).append(msg)
         return True
 
     def _failed(self, engine: str, exc: Exception, line: int) -> None:
