@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_doctor import values
-from transcript_doctor.stores.kimi.read.reader import ReadStats, _may_be_deep, read_records
+from transcript_doctor.stores.kimi.read.reader import LONG_LINE, ReadStats, _may_be_deep, read_records
 
 LIMIT = values.MAX_DEPTH
 HEADER = b'{"type":"metadata","protocol_version":"1.4","created_at":1}\n'
@@ -79,3 +79,11 @@ def test_the_pre_check_holds_for_object_chains(depth: int, key: str) -> None:
     raw = _record(_objects(depth, key))
     if values.depth_exceeds(orjson.loads(raw)):
         assert _may_be_deep(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2 * LIMIT), st.integers(0, 3 * LONG_LINE), st.booleans())
+def test_the_pre_check_counts_braces_exactly_on_long_lines(braces: int, padding: int, bracket: bool) -> None:
+    """On long lines the braces are found one by one: the verdict is still `count > limit`."""
+    raw = b'{"output":"' + b"{" * braces + b"x" * padding + (b"[" if bracket else b"") + b'"}\n'
+    assert _may_be_deep(raw) == (values.may_be_deep(raw) and (bracket or len(raw) >= 5 * LIMIT))
