@@ -127,6 +127,7 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
     loads = orjson.loads
     depth_exceeds = values.depth_exceeds
     deep_text = 2 * values.MAX_DEPTH  # fewer bytes cannot hold that many brackets and their closes
+    deep_objects = 5 * values.MAX_DEPTH  # nor, with no `[`, that many objects (see _may_be_deep)
     crlf = False
     try:
         for raw in fh:
@@ -142,7 +143,9 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
                     crlf = stats.crlf = True
             try:
                 obj = loads(raw)
-                if offset - start >= deep_text and _may_be_deep(raw) and depth_exceeds(obj):
+                size = offset - start
+                maybe_deep = size >= deep_objects or (size >= deep_text and 91 in raw)  # _may_be_deep's first test
+                if maybe_deep and _may_be_deep(raw) and depth_exceeds(obj):
                     raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
                 body = _body(raw)
