@@ -192,3 +192,25 @@ def test_an_unhashable_id_left_by_an_invalid_record_does_not_break_the_hot_path(
     reference = replay_stream(PATH, io.BytesIO(journal), full=False, hot_path=False)
     assert snapshot(fast) == snapshot(reference)
     assert not fast.crash and fast.v1.errors
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(journals(), EDITS)
+def test_the_engines_kept_users_ledger_lists_what_a_walk_lists(data: bytes, edits: list) -> None:
+    """Each engine remembers the users its last compaction kept and walks only what follows the
+    summary; at every compaction that must be the full walk's list (by identity)."""
+    from transcript_doctor.stores.kimi.engines import compaction as cx
+
+    original = cx.KeptUsers.users_of
+
+    def checked(self: cx.KeptUsers, history: list) -> list:
+        ours = original(self, history)
+        assert [id(m) for m in ours] == [id(m) for m in cx.compactable_users(history)]
+        return ours
+
+    cx.KeptUsers.users_of = checked  # type: ignore[method-assign]
+    try:
+        for full in (False, True):
+            replay_stream(PATH, io.BytesIO(mutate(data, edits)), full=full)
+    finally:
+        cx.KeptUsers.users_of = original  # type: ignore[method-assign]

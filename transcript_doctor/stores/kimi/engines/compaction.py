@@ -62,6 +62,35 @@ def compactable_users(messages: list[Msg], start: int = 0) -> list[Msg]:
     return users
 
 
+class KeptUsers:
+    """The compactable users a live history's last compaction left before its summary.
+
+    A compaction puts its summary at a known place (first in the legacy shape, last in the
+    kept-users shape), after the users it kept. Nothing is ever inserted before it and an undo
+    stops at it (or takes it too), so while that place still holds that summary the users
+    before it are the ones remembered, and a later compaction walks only what follows it.
+    """
+
+    __slots__ = ("summary", "at", "users")
+
+    def __init__(self) -> None:
+        self.summary: Msg | None = None
+        self.at = 0
+        self.users: list[Msg] = []
+
+    def users_of(self, history: list[Msg]) -> list[Msg]:
+        """`compactable_users(history)`."""
+        at = self.at
+        if self.summary is not None and len(history) > at and history[at] is self.summary:
+            return self.users + compactable_users(history, at + 1)
+        return compactable_users(history)
+
+    def remember(self, shape: list[Msg], at: int, kept: list[Msg]) -> None:
+        """A compaction made `shape`, its summary at `at`, keeping the users `kept` before it."""
+        summary = shape[at]
+        self.summary, self.at, self.users = summary, at, kept + compactable_users([summary])
+
+
 # --------------------------------------------------------------------------- token estimate
 
 
