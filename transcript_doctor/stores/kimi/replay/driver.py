@@ -150,6 +150,8 @@ def _stream(state: KimiReplay, items: Iterator[Record | LineProblem], hot: HotPa
     """
     for item in items:
         if item.__class__ is Record:
+            if hot is not None:
+                hot.split()  # the general path sees each engine's own messages
             _feed(state, item)  # type: ignore[arg-type]
             if hot is not None:
                 hot.reopen()

@@ -80,6 +80,10 @@ class HotPath:
         self.records = self.index.records if self.index is not None else None
         self.open1, self.pending1, self.history1 = state.v1.open_steps, state.v1.pending, state.v1.history
         self.pending2, self.history2 = self.fold.pending, state.v2.history
+        # The step v1 and v2 opened together at a step.begin taken here holds one message in both
+        # histories while every record of it reaches both (see `split`).
+        self.twin: dict[str, Any] | None = None
+        self.twin_at = -1  # its index in the v2 history
         self.kinds = {"step.begin": self._step_begin, "step.end": self._step_end,
                       "content.part": self._content_part, "tool.call": self._tool_call,
                       "tool.result": self._tool_result}
@@ -91,9 +95,36 @@ class HotPath:
         self.open = not self.crash and not m1.active and not m2.active  # type: ignore[union-attr]
 
     def release(self) -> None:
-        """The replay has ended: drop the handler table (its bound methods hold this object, a
-        cycle that would keep the whole replay alive until the cyclic collector ran)."""
+        """The replay has ended: v2 gets its own open step message back, and the handler table
+        goes (its bound methods hold this object, a cycle that would keep the whole replay alive
+        until the cyclic collector ran)."""
+        self.split()
         self.kinds = {}
+
+    def split(self) -> None:
+        """End the sharing of the open step's message: v2 gets its own copy, marked partial.
+
+        A step both engines opened at the same step.begin gets one message, in both histories:
+        v2's differs from v1's only by its `partial` mark, which the v2 fold drops when it settles
+        the step normally, and while each of the step's parts and calls reaches both engines they
+        hold the same content. Before anything else happens to it (a record for only one of them,
+        any record of the general path, a settle while v1 keeps the step open, a failed end, the
+        end of the journal) v2 gets the message it would have had all along.
+        """
+        shared = self.twin
+        if shared is None:
+            return
+        self.twin = None
+        fold = self.fold
+        if fold.open_msg is not shared:
+            return
+        own = {"role": shared["role"], "content": list(shared["content"]), "toolCalls": list(shared["toolCalls"]),
+               "partial": True, "_src": shared["_src"]}
+        history, at = self.history2, self.twin_at
+        if not (0 <= at < len(history) and history[at] is shared):
+            at = next(i for i in range(len(history) - 1, -1, -1) if history[i] is shared)
+        history[at] = own
+        fold.open_msg = own
 
     def routes(self) -> dict[str, Take]:
         """The handler of each record type the hot path applies, for the reader's loop (which
@@ -129,15 +160,17 @@ class HotPath:
             return False
         if self.index is not None:
             self.index.step_begin(event, line, offset)
+        self.split()  # v1 keeps the previous step open; v2 settles it below
         src = ("step", uuid, line)
         v1 = self.v1
+        shared = None
         try:
             if v1.pending:
                 v1.closed_at_begin[uuid] = list(v1.pending)
                 v1.close_pending()
             msg = {"role": "assistant", "content": [], "toolCalls": [], "_src": src}
             self.history1.append(msg)
-            self.open1[uuid] = msg
+            self.open1[uuid] = shared = msg
         except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
             self._failed("v1", exc, line)
         fold = self.fold
@@ -145,7 +178,10 @@ class HotPath:
             if fold.open_step is not None:
                 fold.begin_settles[uuid] = fold.open_step  # type: ignore[index]
                 fold.settle(line)
-            msg = {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": src}
+            if shared is None:
+                msg = {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": src}
+            else:
+                msg, self.twin, self.twin_at = shared, shared, len(self.history2)
             self.history2.append(msg)
             fold.open_step, fold.open_msg, fold.open_has_calls, fold.open_vacuous = uuid, msg, False, True
         except Exception as exc:  # noqa: BLE001
@@ -158,15 +194,22 @@ class HotPath:
         if self.index is not None:
             self.index.step_end(event, line, offset)
         v1 = self.v1
+        closed = None
         try:
-            self.open1.pop(event["uuid"], None)
+            closed = self.open1.pop(event["uuid"], None)
             if v1.deferred and not self.pending1:
                 v1.flush()
         except Exception as exc:  # noqa: BLE001
             self._failed("v1", exc, line)
         fold = self.fold
+        settles = event.get("finishReason") not in FAILED
+        if self.twin is not None and fold.open_msg is self.twin:
+            if closed is self.twin and settles:
+                self.twin = None  # both engines are done with it: it stays shared for good
+            elif (closed is self.twin) != settles:
+                self.split()  # one engine closes it and the other keeps it open
         try:
-            if event.get("finishReason") not in FAILED:
+            if settles:
                 msg = fold.open_msg
                 if fold.open_step is None:
                     pass
@@ -204,19 +247,22 @@ class HotPath:
             flat[OTHERS].append(line)
             if flat[VACUOUS]:
                 flat[VACUOUS] = vacuous = _vacuous(part)
+        fold = self.fold
+        mine = self.open1.get(owner)
+        if self.twin is not None and (mine is self.twin) != (fold.open_msg is self.twin and fold.open_step == owner):
+            self.split()  # the part reaches only one of the engines
         try:
-            msg = self.open1.get(owner)
-            if msg is None:
+            if mine is None:
                 self.v1._not_open(event, line, "content part")
             else:
-                msg["content"].append(part)
+                mine["content"].append(part)
         except Exception as exc:  # noqa: BLE001
             self._failed("v1", exc, line)
-        fold = self.fold
         try:
             msg = fold.open_msg
             if msg is not None and fold.open_step == owner:
-                msg["content"].append(part)
+                if msg is not mine:  # (a shared message has it already)
+                    msg["content"].append(part)
                 if fold.open_vacuous:
                     fold.open_vacuous = _vacuous(part) if vacuous is None else vacuous
         except Exception as exc:  # noqa: BLE001
@@ -230,20 +276,23 @@ class HotPath:
             return False
         if self.index is not None:
             self.index.tool_call(event, line, offset)
+        fold = self.fold
+        mine = self.open1.get(owner)
+        if self.twin is not None and (mine is self.twin) != (fold.open_msg is self.twin and fold.open_step == owner):
+            self.split()  # the call reaches only one of the engines
         try:
-            msg = self.open1.get(owner)
-            if msg is None:
+            if mine is None:
                 self.v1._not_open(event, line, "tool call")
             else:
-                msg["toolCalls"].append(tool_call(event))
+                mine["toolCalls"].append(tool_call(event))
                 self.pending1[call_id] = None
         except Exception as exc:  # noqa: BLE001
             self._failed("v1", exc, line)
-        fold = self.fold
         try:
             msg = fold.open_msg
             if msg is not None and fold.open_step == owner:
-                msg["toolCalls"].append(tool_call(event))
+                if msg is not mine:  # (a shared message has it already)
+                    msg["toolCalls"].append(tool_call(event))
                 self.pending2[call_id] = None
                 fold.open_has_calls = True
         except Exception as exc:  # noqa: BLE001
