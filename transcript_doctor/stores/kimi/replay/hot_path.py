@@ -138,7 +138,7 @@ class HotPath:
         if not self.open or event.__class__ is not dict:
             return False
         try:
-            handler = self.kinds.get(event.get("type"))
+            handler = self.kinds.get(event.get("type"))  # type: ignore[arg-type]
         except TypeError:  # an unhashable type: no handler
             return False
         if handler is None:
@@ -163,12 +163,12 @@ class HotPath:
         self.split()  # v1 keeps the previous step open; v2 settles it below
         src = ("step", uuid, line)
         v1 = self.v1
-        shared = None
+        shared: dict[str, Any] | None = None
         try:
             if v1.pending:
                 v1.closed_at_begin[uuid] = list(v1.pending)
                 v1.close_pending()
-            msg = {"role": "assistant", "content": [], "toolCalls": [], "_src": src}
+            msg: dict[str, Any] = {"role": "assistant", "content": [], "toolCalls": [], "_src": src}
             self.history1.append(msg)
             self.open1[uuid] = shared = msg
         except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
