@@ -125,6 +125,8 @@ def install(command: Command) -> None:
     """Give every parameter of `command` and its subcommands the plain conversion where it applies.
 
     The `--help` option is made anew for each context, so each command's maker of it is wrapped.
+    Of a group that builds its commands when they are named, only those built so far (the rest
+    get it when built).
     """
     for param in command.params:
         _give_plain(param)
@@ -139,7 +141,9 @@ def install(command: Command) -> None:
 
         command.get_help_option = get_help_option  # type: ignore[method-assign]
         command._tdoc_plain_help = True  # type: ignore[attr-defined]
-    for sub in getattr(command, "commands", {}).values():
+    commands = getattr(command, "commands", {})
+    loaded = getattr(commands, "loaded", None)  # a group that builds its commands when named
+    for sub in loaded() if loaded is not None else commands.values():
         install(sub)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,8 @@ class Fingerprint:
 
     @classmethod
     def of(cls, path: Path) -> Fingerprint:
+        import hashlib  # OpenSSL loads only when a fingerprint is taken (a heal), not for a scan
+
         st = path.stat()
         digest = hashlib.sha256()
         with open(path, "rb") as fh:

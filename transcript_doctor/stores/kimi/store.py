@@ -6,10 +6,9 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...conversation import Conversation
-from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ..base import HealOptions, Options, Store, StoreKind
 from ..options import KimiOptions
@@ -17,6 +16,9 @@ from .checks import suite as checks
 from .replay.driver import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .replay.step_index import StepRecords
 from .sniff import journal_members, sniff_wire
+
+if TYPE_CHECKING:  # the heal machinery loads when a heal is planned, not with a scan
+    from ...heal.plan import HealPlan
 
 
 @dataclass
