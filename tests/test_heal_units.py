@@ -149,3 +149,17 @@ def test_backups_in_a_backup_dir_mirror_the_file_path(tmp_path: Path) -> None:
     assert one.name.startswith("wire.jsonl.tdoc-backup-") and one.name.endswith("Z")
     beside = backups.backup_path(tmp_path / "a" / "wire.jsonl", None)
     assert beside.parent == tmp_path / "a"
+
+
+def test_library_heal_options_take_paths_as_strings(tmp_path: Path) -> None:
+    """`heal_paths` called from Python with `output="…"` writes the healed copy (was an AttributeError)."""
+    from transcript_doctor.core import ScanConfig
+    from transcript_doctor.healing import heal_paths
+    from transcript_doctor.stores import HealOptions
+
+    journal = Path(__file__).parent.parent / "fixtures" / "kimi-code" / "golden" / "c01_legacy_compaction_after_vacuous.jsonl"
+    out = tmp_path / "healed.jsonl"
+    options = HealOptions(mode="output", output=str(out), backup_dir=str(tmp_path / "b"))  # type: ignore[arg-type]
+    assert options.output == out and options.backup_dir == tmp_path / "b"
+    results, _ = heal_paths([str(journal)], ScanConfig(), options)
+    assert results[0].written and out.read_bytes() != journal.read_bytes()
