@@ -166,9 +166,8 @@ def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage
               progress: Any) -> Report:  # fmt: skip
     """A local scan, or a fleet scan when a cluster or a storage URL is named."""
     from .core import scan
-    from .fleet.uris import is_url
 
-    if cluster is None and not storage_option and not any(is_url(p) for p in paths):
+    if cluster is None and not storage_option and not _names_a_url(paths):
         return scan(paths, config, progress=progress)
     from .fleet import fleet_scan, parse_storage_options
 
@@ -177,6 +176,16 @@ def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage
 
     return fleet_scan(paths, config, cluster=cluster, storage_options=parse_storage_options(storage_option),
                       progress=progress, on_dashboard=dashboard)
+
+
+def _names_a_url(paths: list[str]) -> bool:
+    """Whether a path is an fsspec URL; only one holding "://" can be, so the fleet machinery
+    loads only then (start-up, issue 20)."""
+    if not any("://" in p for p in paths):
+        return False
+    from .fleet.uris import is_url
+
+    return any(is_url(p) for p in paths)
 
 
 def _report_writer(report: Report, fmt: str, statistics: bool, options: RenderOptions) -> Callable[[TextIO], object]:
