@@ -140,3 +140,17 @@ def test_a_tab_goes_through_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     report = Report([FileResult("x.jsonl", "kimi-wire", findings=[finding])])
     plain, through_rich = _both_ways(report, "auto", True, monkeypatch)
     assert plain == through_rich and "\t" not in plain
+
+
+def test_a_stream_that_cannot_encode_fails_in_the_same_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = Report([FileResult("caf\u00e9.jsonl", "kimi-wire", error="cannot read")])
+    reasons = []
+    for plain in (True, False):
+        out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+        with monkeypatch.context() as m:
+            if not plain:
+                m.setattr(human, "writes_plain", lambda out, color="auto": False)
+            with pytest.raises(UnicodeEncodeError) as failed:
+                human.render(report, out, RenderOptions())
+        reasons.append(failed.value.reason)
+    assert reasons[0] == reasons[1] and "PYTHONIOENCODING" in reasons[0]

@@ -69,7 +69,11 @@ class Printer:
         if plain is None:
             self.console.print(line.as_text())
             return
-        self._out.write(plain + "\n")  # a closed pipe raises BrokenPipeError, as console_for's does
+        try:
+            self._out.write(plain + "\n")  # a closed pipe raises BrokenPipeError, as console_for's does
+        except UnicodeEncodeError:  # a stream that cannot encode the text: rich says so in its words
+            self.console.print(line.as_text())
+            return
         self._out.flush()
 
     @property
