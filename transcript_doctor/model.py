@@ -52,6 +52,8 @@ class Part:
 
 @dataclass
 class ToolCall:
+    """A tool call of an assistant message, as the shared rules read it."""
+
     id: str
     name: str = ""
     arguments: str | None = None
@@ -110,6 +112,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """How a finding can be healed: its applicability (safe, unsafe, none) and the edits."""
+
     applicability: Applicability
     summary: str
     edits: tuple[Edit, ...] = ()
@@ -124,6 +128,8 @@ class Fix:
 
 @dataclass
 class Finding:
+    """One reported problem: the rule, where it is (line or row, session), its fix if any."""
+
     code: str
     name: str
     severity: Severity
@@ -177,6 +183,8 @@ class Finding:
 
 @dataclass
 class FileResult:
+    """What the scan of one input gave: its format, counts and findings, or the error that stopped it."""
+
     path: str
     format: str | None
     sessions: int = 0

@@ -10,6 +10,8 @@ CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class Fingerprint:
+    """Size, modification time and SHA-256 of a file as it was read."""
+
     size: int
     mtime_ns: int
     sha256: str

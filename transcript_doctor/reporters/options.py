@@ -17,6 +17,8 @@ COLOR_CHOICES = ("auto", "always", "never")
 
 @dataclass
 class RenderOptions:
+    """What a reporter may be told besides the report."""
+
     color: str = "auto"  # auto: when the stream is a terminal and NO_COLOR is unset
     quiet: bool = False  # human: the findings only, no summary
     scan_config: Any = None  # html: the ScanConfig of the scan (engine, selection) to rebuild requests with
