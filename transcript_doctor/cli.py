@@ -5,7 +5,8 @@ concern (`cli_help.COMMANDS`), loaded when the command is named, so `tdoc --vers
 `tdoc scan` pay only for what they run (start-up, issue 20).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer reads the parameters' annotations every time
+# it builds a command, and string annotations would be compiled and evaluated anew each time.
 
 import sys
 from typing import Annotated

@@ -1,6 +1,7 @@
 """`tdoc heal` and `tdoc restore`: rewrite stores safely, and put a backup back."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer reads the parameters' annotations every time
+# it builds a command, and string annotations would be compiled and evaluated anew each time.
 
 import sys
 from pathlib import Path

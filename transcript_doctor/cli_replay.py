@@ -1,6 +1,7 @@
 """`tdoc replay`: the history a runtime would rebuild from a store."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer reads the parameters' annotations every time
+# it builds a command, and string annotations would be compiled and evaluated anew each time.
 
 from typing import Annotated
 

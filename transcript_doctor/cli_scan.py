@@ -1,6 +1,7 @@
 """`tdoc scan` and `tdoc sessions`: read stores, report what is poisoned."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer reads the parameters' annotations every time
+# it builds a command, and string annotations would be compiled and evaluated anew each time.
 
 from collections.abc import Callable
 from pathlib import Path
@@ -138,8 +139,8 @@ def scan_cmd(
     raise typer.Exit(0 if exit_zero and code == 1 else code)
 
 
-def _scan_reporting_usage(targets: list[str], config: ScanConfig, fmt: str, output: Path | None, quiet: bool,
-                          cluster: str | None = None, storage_option: list[str] | None = None) -> Report:
+def _scan_reporting_usage(targets: list[str], config: "ScanConfig", fmt: str, output: Path | None, quiet: bool,
+                          cluster: str | None = None, storage_option: list[str] | None = None) -> "Report":
     """Scan; with --format sarif a usage error (a bad selector, no input) still writes a valid SARIF
     log with the error as a notification, so an upload step reports the cause."""
     try:
@@ -162,8 +163,8 @@ def _progress() -> Any:
     return ProgressBar(stderr_console())
 
 
-def _run_scan(paths: list[str], config: ScanConfig, cluster: str | None, storage_option: list[str] | None,
-              progress: Any) -> Report:  # fmt: skip
+def _run_scan(paths: list[str], config: "ScanConfig", cluster: str | None, storage_option: list[str] | None,
+              progress: Any) -> "Report":  # fmt: skip
     """A local scan, or a fleet scan when a cluster or a storage URL is named."""
     from .core import scan
 
@@ -188,7 +189,7 @@ def _names_a_url(paths: list[str]) -> bool:
     return any(is_url(p) for p in paths)
 
 
-def _report_writer(report: Report, fmt: str, statistics: bool, options: RenderOptions) -> Callable[[TextIO], object]:
+def _report_writer(report: "Report", fmt: str, statistics: bool, options: RenderOptions) -> Callable[[TextIO], object]:
     if statistics:
         from .reporters import statistics as stats
 
