@@ -85,12 +85,7 @@ def iter_applied(src: Iterable[bytes], plan: LinePlan) -> Iterator[bytes]:
         before, previous = previous, raw
         if value is None:
             continue
-        this_ending = _ending(raw)
-        ending = this_ending or _ending(before) or b"\n"
-        pieces = value.split(b"\n")
-        for piece in pieces[:-1]:
-            yield piece + ending
-        yield pieces[-1] + this_ending  # a last line without newline stays without one
+        yield from replacement_lines(value, raw, before)
     yield from lines
 
 
@@ -162,14 +157,15 @@ def _hunk_body(start: int, end: int, plan: LinePlan, text: dict[int, bytes]) -> 
         body.append(_diff_line("-", raw))
         value = plan.changes[n]
         if value is not None:
-            for piece in _replacement(value, raw, text.get(n - 1, b"")):
+            for piece in replacement_lines(value, raw, text.get(n - 1, b"")):
                 body.append(_diff_line("+", piece))
                 new += 1
     return body, old, new
 
 
-def _replacement(value: bytes, raw: bytes, before: bytes) -> list[bytes]:
-    """The lines `iter_applied` writes for a replacement of `raw` (see its docstring)."""
+def replacement_lines(value: bytes, raw: bytes, before: bytes) -> list[bytes]:
+    """The lines that replace `raw` (the line `before` precedes it): see `iter_applied`. A last
+    line without a newline stays without one."""
     this_ending = _ending(raw)
     ending = this_ending or _ending(before) or b"\n"
     pieces = value.split(b"\n")

@@ -55,6 +55,7 @@ class HealOptions:
     backup: bool = True
     force: bool = False  # rewrite a file with other hard links or another writer
     settings: tuple[Any, ...] = ()  # store-specific heal options (stores/options.py), as in `Options`
+    spool: Any = None  # set by the heal pipeline when writing: a heal.plan.Spool (see LineWrite.spooled)
 
     def __post_init__(self) -> None:
         # library callers pass paths as strings; the pipeline works with Path objects
