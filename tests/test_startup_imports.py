@@ -31,7 +31,7 @@ JOURNAL = (
     b'"step": 1}, "time": 102}\n'
 )
 NEVER_ON_A_SMALL_SCAN = ("pydantic", "jsonschema", "referencing", "rich.progress", "multiprocessing",
-                         "concurrent.futures", "sqlite3", "hashlib", "importlib.resources", "tomllib",
+                         "concurrent.futures", "sqlite3", "hashlib", "zipfile", "importlib.resources", "tomllib",
                          "transcript_doctor.heal", "transcript_doctor.healing", "transcript_doctor.schema",
                          "transcript_doctor.explain",
                          "transcript_doctor.cli_heal", "transcript_doctor.cli_docs", "transcript_doctor.cli_replay",
@@ -137,3 +137,31 @@ def test_each_lazy_kind_declares_what_its_store_kind_is() -> None:
         assert not isinstance(real, LazyKind)
         assert (kind.format, kind.system, kind.jsonl) == (real.format, real.system, real.jsonl)
         assert type(real).__module__ == kind.module
+
+
+def _zip(comment: bytes = b"", prefix: bytes = b"") -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("agents/a/wire.jsonl", JOURNAL)
+        zf.comment = comment
+    return prefix + buffer.getvalue()
+
+
+@pytest.mark.parametrize("content", [
+    JOURNAL, b"", b"PK\x05\x06", _zip(), _zip(prefix=b"#!/bin/sh\n" * 10), _zip(comment=b"c" * 65535),
+    _zip(comment=b"c" * 65535) + b"x", JOURNAL + b"PK\x05\x06" + b"\x00" * 18, b"x" * 70000 + _zip()[-22:],
+], ids=["journal", "empty", "bare-signature", "zip", "prefixed-zip", "longest-comment", "trailing-byte",
+        "journal-with-signature", "end-record-only"])  # fmt: skip
+def test_the_kimi_zip_check_answers_as_zipfile(tmp_path: Path, content: bytes) -> None:
+    """The kimi store asks zipfile only when the end-of-zip signature is where zipfile looks."""
+    import zipfile
+
+    from transcript_doctor.stores.kimi.store import _is_zipfile
+
+    path = tmp_path / "store"
+    path.write_bytes(content)
+    assert _is_zipfile(path) == zipfile.is_zipfile(path)
+    assert not _is_zipfile(tmp_path / "missing")
