@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -32,13 +31,23 @@ class _Refused(Exception):
 Convert = Callable[[Any, "_TyperParameter", Context], Any]
 
 
-@dataclass(frozen=True)
 class PlainParam(RuntimeParam):
-    """Converts each value with `convert`; hands a refused one to typer's conversion."""
+    """Converts each value with `convert`; hands a refused one to typer's conversion.
+
+    A plain subclass of typer's frozen dataclass, not a dataclass itself: the class is made at every
+    start-up, and a dataclass compiles six methods then (issue 20).
+    """
 
     convert: Convert
     many: bool
     descriptor: TypeDescriptor
+
+    def __init__(self, *, annotation: Any, parameter_info: Any, convert: Convert, many: bool,
+                 descriptor: TypeDescriptor) -> None:  # fmt: skip
+        super().__init__(parameter_info=parameter_info, annotation=annotation)
+        self.convert = convert
+        self.many = many
+        self.descriptor = descriptor
 
     def _coerce_value(self, value: Any, param: _TyperParameter, ctx: Context) -> Any:
         try:
