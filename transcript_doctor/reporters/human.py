@@ -143,22 +143,22 @@ def _summary(report: Report) -> Line:
     safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe")
     errors = sum(1 for fr in report.files if fr.error)
-    text = Line()
+    summary = Line()
     if not findings:
-        text.append(f"No findings in {len(report.files)} file(s).", style="green")
+        summary.append(f"No findings in {len(report.files)} file(s).", style="green")
     else:
-        text.append(
+        summary.append(
             f"Found {len(findings)} finding(s) in {len(report.files)} file(s): "
             f"{counts['error']} error, {counts['warning']} warning, {counts['info']} info."
         )
         if safe:
-            text.append(f"\n{safe} fixable with `tdoc heal`")
-            text.append(f" ({unsafe} more with `--unsafe-fixes`)." if unsafe else ".")
+            summary.append(f"\n{safe} fixable with `tdoc heal`")
+            summary.append(f" ({unsafe} more with `--unsafe-fixes`)." if unsafe else ".")
         elif unsafe:
-            text.append(f"\nNo safe fixes; {unsafe} fixable with `tdoc heal --unsafe-fixes`.")
+            summary.append(f"\nNo safe fixes; {unsafe} fixable with `tdoc heal --unsafe-fixes`.")
     if errors:
-        text.append(f"\n{errors} file(s) could not be read.", style="bold red")
-    return text
+        summary.append(f"\n{errors} file(s) could not be read.", style="bold red")
+    return summary
 
 
 def render(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
