@@ -22,6 +22,11 @@ when the heal is linear).
 
 Usage: python bench/bench_kimi.py [--mb 200] [--profile dense] [--keep FILE] [--repeat N]
        python bench/bench_kimi.py --growth 2,10,30,60 --profile dense
+       python bench/bench_kimi.py --in-process --repeat 5 --profile dense --keep FILE
+
+`--in-process` runs the parse baseline and the scan alternately in one process (after a warm-up
+round, so imports and first-use costs are out) and prints the median per-round ratio and its
+spread: the scan target (>= 0.45 of the parse floor) is stated in those terms.
 
 Timings on a shared machine vary by a third from run to run. `--repeat N` runs N rounds of all
 phases; the table shows each phase's fastest run, and the ratios the targets speak of are medians
