@@ -113,8 +113,11 @@ def test_a_plan_nothing_was_demoted_in_is_verified_by_one_replay(sequence: list[
     finally:
         state.path.unlink()
     demoted = [u for u in plan.kept if plan.reasons.get(u) == DEMOTED_REASON]
-    if has_edits and not demoted and not plan.promoted:  # a promotion is verified once more
+    assert set(demoted) <= set(plan.demotions)
+    if has_edits and not plan.demotions and not plan.promoted:  # a promotion is verified once more
         assert plan.replays == 1
+    if plan.demotions:  # each demotion follows a failed verification
+        assert plan.replays >= 1 + len(set(plan.demotions))
     for s in plan.skipped:  # every kept step says why
         assert s["reason"] and s["line"] is not None
 
@@ -143,3 +146,31 @@ def test_the_file_written_in_one_pass_is_the_verified_heal(sequence: list[tuple]
         got = written.read_bytes() if results[0].written else data
         assert got == want
         assert not list(Path(tmp).glob(".*.tdoc-tmp"))  # the spool was renamed or removed
+
+
+def test_a_removal_demoted_to_a_tombstone_costs_one_more_replay() -> None:
+    """Found by the property above: a vacuous step after an undo, under a later legacy count. Its
+    removal changes what v1 sends, the verification says so, the step becomes a tombstone, and
+    the second replay passes (the count needs no edit then: v2 keeps the tombstone too)."""
+    from transcript_doctor.core import ScanConfig, check_store
+    from transcript_doctor.healing import allowed
+    from transcript_doctor.stores import HealOptions, Options
+    from transcript_doctor.stores.kimi.heal.driver import plan_heal
+    from transcript_doctor.stores.kimi.heal.plan import TOMB
+    from transcript_doctor.stores.kimi.store import KimiStore, Session
+
+    from .test_properties import _materialise
+
+    sequence = [("kept", 0), ("user",), ("legacy", 0), ("undo", 2), VACUOUS_STEP, ("user",), ("legacy", 1)]
+    data = build(sequence).bytes()
+    state = _replay(data)
+    state.path = _materialise(data)
+    try:
+        store = KimiStore(state.path, str(state.path), [Session(None, None, state)], readonly=False)
+        found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
+        plan = plan_heal(state, found)
+    finally:
+        state.path.unlink()
+    assert sorted(f.code for f in found) == ["C201", "W101"]
+    assert plan.demotions == ["s4"] and plan.status == {"s4": TOMB} and plan.replays == 2
+    assert [e.op for e in plan.edits(state)] == ["replace", "delete", "delete"]  # tombstone, no count edit

@@ -55,6 +55,7 @@ class KimiPlan:
     replays: int = 0  # how many verification replays the plan took
     settle_kept: set[Any] = field(default_factory=set)  # kept by the settle rule (read on the original replay)
     promoted: list[Any] = field(default_factory=list)  # settle-kept steps the healed replay showed settle nothing
+    demotions: list[Any] = field(default_factory=list)  # a failed verification demoted these, in order
     # The outcome, set once the plan is verified (see `settle`):
     removed: list[Any] = field(default_factory=list)
     tombstoned: list[Any] = field(default_factory=list)
@@ -196,6 +197,7 @@ def promote_stale_settles(plan: KimiPlan) -> bool:
 
 def demote(plan: KimiPlan, uuid: Any) -> None:
     """One step down: removed -> tombstone -> kept."""
+    plan.demotions.append(uuid)
     if plan.status.get(uuid) == REMOVE:
         plan.status[uuid] = TOMB
     else:
