@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-session", type=int, default=100)
     ap.add_argument("--db", type=Path, help="use (or build, if missing) this database")
     ap.add_argument("--keep", action="store_true", help="keep the generated database")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of own queries / scan")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds of own queries / scan")
     args = ap.parse_args(argv)
     tmp = None
     path = args.db

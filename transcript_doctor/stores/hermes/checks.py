@@ -47,11 +47,9 @@ class SessionScan:
     actions: dict[tuple, list[plan.Action]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.entries, _dropped = build(self.rows, export=self.export)
-        for e in self.entries:
-            e.message.extra["row"] = e.row
-            e.message.loc = self.loc_of(e.row)
-            if self.export:
+        self.entries, _dropped = build(self.rows, export=self.export)  # messages keep their row and Loc
+        if self.export:
+            for e in self.entries:
                 e.message.evidence["message_id"] = e.row.id
 
     def loc_of(self, row: Row | None) -> Loc:

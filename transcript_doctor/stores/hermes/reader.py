@@ -285,6 +285,68 @@ def _finite_number(value: Any) -> bool:
 
 def row_from_values(cells: tuple) -> Row:
     """A Row from the values of MESSAGE_COLUMNS, in that order."""
+    signature = tuple(map(type, cells))
+    plain = _PLAIN_SIGNATURES.get(signature)
+    if plain is None:
+        plain = _PLAIN_SIGNATURES[signature] = _is_plain_signature(signature)
+    if plain:
+        row = _plain_row(cells)
+        if row is not None:
+            return row
+    return _checked_row(cells)
+
+
+_NONE = type(None)
+_TEXT = frozenset({_NONE, str})
+_SCALAR = frozenset({_NONE, str, int})
+_FLAG = frozenset({_NONE, int})
+# What each column may hold for the plain path (per MESSAGE_COLUMNS position); anything else takes
+# the checked path, which reports and repairs it.
+_PLAIN_COLUMN_TYPES = (
+    frozenset({int, str}), frozenset({str}), frozenset({str}), _TEXT, _TEXT, _TEXT, _TEXT, _TEXT,
+    frozenset({_NONE, int, float}), _SCALAR, _TEXT, _TEXT, _TEXT, _SCALAR, _SCALAR, _SCALAR, _TEXT, _SCALAR,
+    _FLAG, _FLAG, _FLAG, _TEXT, _TEXT,
+)
+_PLAIN_SIGNATURES: dict[tuple[type, ...], bool] = {}
+
+
+def _is_plain_signature(signature: tuple[type, ...]) -> bool:
+    return len(signature) == len(_PLAIN_COLUMN_TYPES) and all(
+        kind in allowed for kind, allowed in zip(signature, _PLAIN_COLUMN_TYPES)
+    )
+
+
+def _plain_row(cells: tuple) -> Row | None:
+    """The Row of cells whose types need no repair (the common case), or None when a value does
+    (an id or time out of range, encoded content, bad tool calls): the checked path decides.
+    Pinned to `_checked_row` by tests/test_hermes_reader_fast.py."""
+    (mid, session_id, role, content, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
+     token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+     codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells
+    if mid.__class__ is int and not values.INT_MIN <= mid <= values.INT_MAX:
+        return None
+    if timestamp is not None and not (timestamp.__class__ is float and timestamp - timestamp == 0.0
+                                      or timestamp.__class__ is int and values.INT_MIN <= timestamp <= values.INT_MAX):
+        return None
+    if content is not None and content.startswith("\x00") or api_raw is not None and api_raw.startswith("\x00"):
+        return None
+    tool_calls = None
+    if tool_calls_raw is not None:
+        problems: list[str] = []
+        tool_calls = _parse_tool_calls(tool_calls_raw, problems)
+        if problems:
+            return None
+    return Row(
+        mid, session_id, role, content, content, None if api_raw == "" else api_raw, tool_calls, tool_calls_raw,
+        tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, reasoning_details,
+        codex_reasoning_items, codex_message_items,
+        active is None or active != 0, bool(compacted), bool(compressed),
+        display_kind, timestamp, effect_disposition, platform_message_id, observed, token_count,
+    )
+
+
+def _checked_row(cells: tuple) -> Row:
+    """A Row from any values of MESSAGE_COLUMNS: every field checked, problems recorded (F504)."""
     (mid, session_id, role, content_raw, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
      token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
      codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells

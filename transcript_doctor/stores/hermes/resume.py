@@ -64,17 +64,19 @@ def _json_or_raw(value: Any) -> Any:
 
 def hermes_dict(row: Row) -> dict[str, Any]:
     """The message dict Hermes' resume builds from one row."""
+    role = row.role
     content = row.content
-    if row.role in ("user", "assistant") and isinstance(content, str):
+    if (role == "user" or role == "assistant") and content.__class__ is str:
         content = resumed_text(content)
-    if row.role == "assistant" and row.tool_calls and is_stale_marker(content):
+    if role == "assistant" and row.tool_calls and is_stale_marker(content):
         content = ""
-    msg: dict[str, Any] = {"role": row.role, "content": content}
+    msg: dict[str, Any] = {"role": role, "content": content}
     if row.api_content is not None:
         msg["api_content"] = row.api_content
-    for key in ("tool_call_id", "tool_name"):
-        if getattr(row, key) is not None:
-            msg[key] = getattr(row, key)
+    if row.tool_call_id is not None:
+        msg["tool_call_id"] = row.tool_call_id
+    if row.tool_name is not None:
+        msg["tool_name"] = row.tool_name
     if row.effect_disposition is not None:
         msg["effect_disposition"] = row.effect_disposition
     if row.tool_calls_raw is not None:
@@ -85,14 +87,16 @@ def hermes_dict(row: Row) -> dict[str, Any]:
         msg["observed"] = True
     if row.timestamp is not None:
         msg["timestamp"] = row.timestamp
-    if row.role == "assistant":
+    if role == "assistant":
         msg["finish_reason"] = row.finish_reason
         msg["reasoning"] = row.reasoning
         msg["reasoning_content"] = row.reasoning_content
-        for key in ("reasoning_details", "codex_reasoning_items", "codex_message_items"):
-            value = getattr(row, key)
-            if value is not None:
-                msg[key] = _json_or_raw(value)
+        if row.reasoning_details is not None:
+            msg["reasoning_details"] = _json_or_raw(row.reasoning_details)
+        if row.codex_reasoning_items is not None:
+            msg["codex_reasoning_items"] = _json_or_raw(row.codex_reasoning_items)
+        if row.codex_message_items is not None:
+            msg["codex_message_items"] = _json_or_raw(row.codex_message_items)
     return msg
 
 
@@ -162,19 +166,23 @@ def is_placeholder_text(text: str) -> bool:
 
 
 def to_message(row: Row, wire: dict[str, Any], position: int, loc: Loc) -> Message:
+    """The shared-model message of a row Hermes sends; `extra["row"]` keeps the row."""
+    role = row.role
     content = row.api_content if row.api_content is not None else wire["content"]
-    parts = _content_parts(content)
-    if row.role == "assistant":
+    parts = [Part("text", content)] if content.__class__ is str and content else _content_parts(content)
+    if role == "assistant" and (row.reasoning_content or row.reasoning or row.reasoning_details is not None
+                                or row.codex_reasoning_items is not None):
         parts += reasoning_parts(row)
     msg = Message(
-        role=row.role,
+        role=role,
         parts=parts,
-        tool_calls=[_tool_call(c) for c in (row.tool_calls or [])],
-        tool_call_id=row.tool_call_id if row.role == "tool" else None,
+        tool_calls=[_tool_call(c) for c in row.tool_calls] if row.tool_calls else [],
+        tool_call_id=row.tool_call_id if role == "tool" else None,
         loc=loc,
         position=position,
     )
-    if row.role == "tool":
+    msg.extra["row"] = row
+    if role == "tool":
         msg.extra["placeholder"] = is_placeholder_text(msg.visible_text)
     return msg
 

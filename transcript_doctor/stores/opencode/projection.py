@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...encode import dumps
-from ...model import Loc, Message, Part, ToolCall
+from ...model import Message, Part, ToolCall
 from .reader import OcMessage, OcPart
 
 COMPACTION_PROMPT = "What did we do so far?"
@@ -129,14 +129,10 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
     out.first_position.setdefault(msg.id, position)
     for pid in part_ids:
         out.part_position.setdefault(pid, position)
-    m = Message(role=role, loc=_loc(msg), position=position, **kw)
+    m = Message(role=role, loc=msg.loc, position=position, **kw)  # conversation() points it at the message again
     m.extra.update(message_id=msg.id, part_ids=part_ids, part_of=part_of if part_of is not None else part_ids)
     out.messages.append(m)
     return m
-
-
-def _loc(msg: OcMessage) -> Loc:
-    return Loc(line=msg.loc.line, end_line=msg.loc.end_line, row=msg.loc.row, table=msg.loc.table)
 
 
 def _user(out: Projection, msg: OcMessage) -> None:
