@@ -20,6 +20,7 @@ from .content import (
     EMPTY_TOOL_RESPONSE_NUDGE,
     MEDIA_PART_TYPES,
     NON_VISIBLE_PART_TYPES,
+    head_startswith,
     is_stale_marker,
     part_type,
     resumed_text,
@@ -161,6 +162,8 @@ def _tool_call(item: Any) -> ToolCall:
 
 
 def is_placeholder_text(text: str) -> bool:
+    if len(text) > 300:  # lower-casing never shortens a text
+        return False
     lower = text.lower()
     return len(lower) <= 300 and any(h in lower for h in _PLACEHOLDER_HINTS)
 
@@ -195,7 +198,7 @@ def _harness_prompt(wire: dict[str, Any]) -> bool:
     return (
         wire["role"] in ("user", "system")
         and isinstance(content, str)
-        and content.lstrip().startswith(HARNESS_PREFIXES)
+        and head_startswith(content, HARNESS_PREFIXES)
     )
 
 
@@ -251,8 +254,7 @@ def is_scaffolding_prompt(row: Row) -> bool:
     if row.display_kind == "hidden":
         return True
     content = row.content if isinstance(row.content, str) else ""
-    head = content.lstrip()
-    return head.startswith("[System:") or head.startswith(EMPTY_TOOL_RESPONSE_NUDGE[:60])
+    return head_startswith(content, ("[System:", EMPTY_TOOL_RESPONSE_NUDGE[:60]))
 
 
 def turns(entries: list[Entry]) -> list[tuple[int, int, int | None]]:
