@@ -220,14 +220,17 @@ def error_name(info: dict[str, Any]) -> str | None:
     return "error"
 
 
-def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, open_run: bool) -> Decision:
+def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, open_run: bool,
+           own: Evidence | None = None) -> Decision:
     """The verdict on the final assistant message of a run (`run` = the run's merged evidence).
 
     `open_run`: no later user message exists, so a message that is neither completed nor errored
-    may still be streaming (IN_PROGRESS rather than NOT_FINAL).
+    may still be streaming (IN_PROGRESS rather than NOT_FINAL). `own`: the message's own
+    `message_evidence`, when the caller has it already.
     """
     text = visible_text(parts)
-    own = message_evidence(info, parts)
+    if own is None:
+        own = message_evidence(info, parts)
     name = error_name(info)
     completed = isinstance(info.get("time"), dict) and info["time"].get("completed") is not None
     base = {"text": text, "finish": own.finish, "run": run}
