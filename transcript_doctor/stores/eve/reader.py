@@ -16,6 +16,7 @@ import orjson
 
 from ... import values
 from ...model import TdocError
+from ..collector import collector_paused
 from .builder import Builder
 from .sniff import V26, shape_of
 from .sniff import sniff as sniff  # where callers have looked for it
@@ -33,7 +34,7 @@ def read_stream(path: Path, display: str | None = None) -> Stream:
         raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
     offset = 0
     feed = reader.feed_line
-    with fh:
+    with fh, collector_paused():
         for number, raw in enumerate(fh, start=1):
             feed(number, offset, raw)
             offset += len(raw)
