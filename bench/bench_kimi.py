@@ -247,7 +247,7 @@ def phase(name: str, path: Path) -> dict:
         target = path.with_name(path.name + ".healed")
         start, cpu = time.perf_counter(), time.process_time()
         if name == "heal-output":
-            options = HealOptions(mode="output", output=str(target))
+            options = HealOptions(mode="output", output=target)
         else:
             options = HealOptions(mode="in-place", backup=False)
         results, code = heal_paths([str(work)], ScanConfig(), options)
@@ -275,8 +275,11 @@ def _work_copy(path: Path) -> Path:
 
 
 def run_phase(name: str, path: Path) -> dict:
+    # the child times this checkout's tdoc, installed or not
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     out = subprocess.run([sys.executable, __file__, "--phase", name, str(path)], capture_output=True, text=True,
-                         check=True)
+                         check=True, env=env)
     return json.loads(out.stdout)
 
 

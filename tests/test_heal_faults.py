@@ -133,15 +133,15 @@ def test_os_errors_are_clear_messages_and_leave_the_file_untouched(
     if where == "backup":
         monkeypatch.setattr(heal_backup, "_write_all", _enospc)
     elif where == "temporary":
-        real = heal_files._Counting.write
+        real = heal_files.TempFile.write_through
 
-        def full_after_first(self: heal_files._Counting, data: bytes) -> int:
+        def full_after_first(self: heal_files.TempFile, data: bytes) -> int:
             if self.started:
                 _enospc()
             return real(self, data)
 
-        monkeypatch.setattr(heal_files._Counting, "write", full_after_first)
-        monkeypatch.setattr(heal_files, "CHUNK", 1)
+        monkeypatch.setattr(heal_files.TempFile, "write_through", full_after_first)
+        monkeypatch.setattr(heal_files, "SPOOL_BUFFER", 1)  # every write reaches the file
     elif where == "replace-erofs":
         def erofs(src: object, dst: object) -> None:
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dst))
@@ -165,15 +165,16 @@ def test_enospc_while_the_temporary_file_grows(tmp_path: Path, monkeypatch: pyte
     path = journal(tmp_path / "wire.jsonl", steps=40)
     original = path.read_bytes()
     calls = {"n": 0}
-    real = heal_files._Counting.write
+    real = heal_files.TempFile.write_through
 
-    def fills_up(self: heal_files._Counting, data: bytes) -> int:
+    def fills_up(self: heal_files.TempFile, data: bytes) -> int:
         calls["n"] += 1
         if calls["n"] > 3:
             _enospc()
         return real(self, data)
 
-    monkeypatch.setattr(heal_files._Counting, "write", fills_up)
+    monkeypatch.setattr(heal_files.TempFile, "write_through", fills_up)
+    monkeypatch.setattr(heal_files, "SPOOL_BUFFER", 1)  # every write reaches the file
     result = runner.invoke(app, ["heal", "--in-place", str(path)])
     assert result.exit_code == 2 and "No space left on device" in result.output
     assert calls["n"] == 4 and path.read_bytes() == original and leftovers(tmp_path) == []

@@ -8,6 +8,7 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,3 +150,67 @@ def test_backups_in_a_backup_dir_mirror_the_file_path(tmp_path: Path) -> None:
     assert one.name.startswith("wire.jsonl.tdoc-backup-") and one.name.endswith("Z")
     beside = backups.backup_path(tmp_path / "a" / "wire.jsonl", None)
     assert beside.parent == tmp_path / "a"
+
+
+def test_library_heal_options_take_paths_as_strings(tmp_path: Path) -> None:
+    """`heal_paths` called from Python with `output="…"` writes the healed copy (was an AttributeError)."""
+    from transcript_doctor.core import ScanConfig
+    from transcript_doctor.healing import heal_paths
+    from transcript_doctor.stores import HealOptions
+
+    journal = Path(__file__).parent.parent / "fixtures" / "kimi-code" / "golden" / "c01_legacy_compaction_after_vacuous.jsonl"
+    out = tmp_path / "healed.jsonl"
+    options = HealOptions(mode="output", output=str(out), backup_dir=str(tmp_path / "b"))  # type: ignore[arg-type]
+    assert options.output == out and options.backup_dir == tmp_path / "b"
+    results, _ = heal_paths([str(journal)], ScanConfig(), options)
+    assert results[0].written and out.read_bytes() != journal.read_bytes()
+
+
+def test_a_file_that_sat_still_is_matched_by_its_status_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Modified well before it was read: size, mtime, ctime and inode decide, nothing is re-read."""
+    from transcript_doctor.fixes import fingerprint as fp
+
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(b'{"a":1}\n')
+    taken = time.time_ns() + 10 * fp.RACY_NS  # as if read long after its last write
+    print_ = fp.Fingerprint.from_stat(path.stat(), fp.file_sha256(path), taken)
+    monkeypatch.setattr(fp, "file_sha256", lambda _p: (_ for _ in ()).throw(AssertionError("re-read")))
+    assert print_.matches(path)
+
+
+@pytest.mark.parametrize("change", ["append", "same-size", "same-size-old-mtime", "replaced"])
+def test_any_change_after_the_read_is_seen(tmp_path: Path, change: str) -> None:
+    """Checked both as a racy read (content hash) and as a settled one (status fields)."""
+    from transcript_doctor.fixes.fingerprint import RACY_NS, Fingerprint, file_sha256
+
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(b'{"a":1}\n')
+    st, digest = path.stat(), file_sha256(path)
+    reads = [Fingerprint.from_stat(st, digest, taken) for taken in (time.time_ns(), time.time_ns() + 10 * RACY_NS)]
+    assert all(r.matches(path) for r in reads)
+    _next_timestamp_tick(tmp_path, st.st_ctime_ns)  # the change is stamped later than the read file was
+    if change == "append":
+        with open(path, "ab") as fh:
+            fh.write(b'{"b":2}\n')
+    elif change.startswith("same-size"):
+        with open(path, "r+b") as fh:
+            fh.write(b'{"a":2}\n')
+        if change == "same-size-old-mtime":  # the writer puts the old mtime back: ctime still moves
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    else:  # another file renamed over it, with the old mtime and the same size
+        new = tmp_path / "new"
+        new.write_bytes(b'{"a":2}\n')
+        os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.replace(new, path)
+    assert [r.matches(path) for r in reads] == [False, False]
+
+
+def _next_timestamp_tick(directory: Path, after_ns: int) -> None:
+    """Wait until the file system stamps new writes later than `after_ns` (its clock is coarse:
+    a write right after another may share its timestamp). A condition, not a sleep."""
+    probe = directory / "probe"
+    while True:
+        probe.write_bytes(b"")
+        if probe.stat().st_ctime_ns > after_ns:
+            probe.unlink()
+            return

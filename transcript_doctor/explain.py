@@ -1,7 +1,7 @@
 """`tdoc rules` and `tdoc explain`: the catalogue, one rule's documentation, and pasted provider errors.
 
 `explain_error` answers "my agent keeps getting this 400 — why?": it takes the wrappers off the
-pasted text, matches the shared structural-rejection table (patterns.py), names the provider and
+pasted text, matches the shared structural-rejection table (patterns/rejections.py), names the provider and
 the rule, and, given the store, maps the request index the error names back to the record through
 that store's own projection (`Store.locate`).
 """

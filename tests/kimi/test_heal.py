@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.heal import backup as heal_backup
+from transcript_doctor.heal import pipeline as heal_pipeline
 from transcript_doctor.heal import writing as heal_writing
 from transcript_doctor.heal.plan import LineWrite
 from transcript_doctor.healing import allowed
@@ -155,9 +156,10 @@ def test_written_bytes_must_match_the_verified_heal(tmp_path: Path, monkeypatch:
     original = path.read_bytes()
 
     def broken_writer(src, plan):  # a writer bug: writes the input back unchanged
-        return iter(src)
+        return iter(lambda: src.read(1 << 16), b"")
 
-    monkeypatch.setattr(heal_writing, "iter_applied", broken_writer)
+    monkeypatch.setattr(heal_writing, "iter_applied_blocks", broken_writer)
+    monkeypatch.setattr(heal_pipeline, "_spool_for", lambda store, options: None)  # the two-pass write
     result = runner.invoke(app, ["heal", "--in-place", str(path)])
     assert result.exit_code == 2 and "differ from the verified heal" in result.output
     assert path.read_bytes() == original
@@ -358,3 +360,26 @@ def test_a_journal_appended_to_before_verification_is_refused_with_exit_3(
     assert path.read_bytes() == expected  # untouched by tdoc: only the agent's append is there
     assert not (tmp_path / "out.jsonl").exists()
     assert not [p for p in tmp_path.iterdir() if p.name != "wire.jsonl"]  # no backup, no temporary left
+
+
+@pytest.mark.parametrize("mode", ["--output", "--in-place"])
+def test_a_writing_heal_reads_the_journal_once_after_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              mode: str) -> None:
+    """The verification replay writes the healed bytes (docs/heal.md §One pass): the pipeline's
+    second write pass is never run, and the file written is the verified plan applied."""
+    path = seed_case().write(tmp_path / "wire.jsonl")
+    state = replay_stream(path, io.BytesIO(path.read_bytes()), full=False)
+    store = open_store(path, str(path), Options())
+    found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
+    want = healed_bytes(state, plan_heal(state, found))
+
+    def second_pass(*_args: object) -> None:
+        raise AssertionError("the healed bytes were written a second time")
+
+    monkeypatch.setattr(heal_writing, "_producer", second_pass)
+    out = tmp_path / "healed.jsonl"
+    args = ["heal", "--output", str(out), str(path)] if mode == "--output" else ["heal", "--in-place", str(path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (out if mode == "--output" else path).read_bytes() == want != b""
+    assert not list(tmp_path.glob(".*.tdoc-tmp"))

@@ -117,3 +117,29 @@ def test_a_plan_nothing_was_demoted_in_is_verified_by_one_replay(sequence: list[
         assert plan.replays == 1
     for s in plan.skipped:  # every kept step says why
         assert s["reason"] and s["line"] is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seeded(), st.sampled_from(["output", "in-place"]))
+def test_the_file_written_in_one_pass_is_the_verified_heal(sequence: list[tuple], mode: str) -> None:
+    """The heal writes the healed bytes while its verification replays them (the pipeline's
+    spool): the file it leaves is byte for byte the plan applied to the original."""
+    import tempfile
+    from pathlib import Path
+
+    from transcript_doctor.core import ScanConfig
+    from transcript_doctor.healing import heal_paths
+    from transcript_doctor.stores import HealOptions
+
+    data = build(sequence).bytes()
+    want, state, _ = heal_once(data)
+    state.path.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        journal, out = Path(tmp) / "wire.jsonl", Path(tmp) / "healed.jsonl"
+        journal.write_bytes(data)
+        options = HealOptions(mode="output", output=out) if mode == "output" else HealOptions(mode="in-place")
+        results, _ = heal_paths([str(journal)], ScanConfig(), options)
+        written = out if mode == "output" else journal
+        got = written.read_bytes() if results[0].written else data
+        assert got == want
+        assert not list(Path(tmp).glob(".*.tdoc-tmp"))  # the spool was renamed or removed

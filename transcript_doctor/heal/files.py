@@ -1,4 +1,4 @@
-"""Replacing a file atomically, keeping its owner, group and mode (docs/heal.md §Writing).
+"""Replacing a file atomically, keeping its owner, group and mode (docs/heal.md §Stages, step 5; §One pass).
 
 `replace_file` writes the new content to a hidden temporary file in the same directory
 (`.<name>.<random>.tdoc-tmp`), fsyncs it, gives it the original's owner, group and mode
@@ -9,18 +9,20 @@ temporary file and leaves the original as it was; an OS error becomes one messag
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..fixes.fingerprint import Fingerprint
 from ..model import RefusedError, TdocError
 from .faults import os_failure, reached
 
 TEMP_SUFFIX = ".tdoc-tmp"
+SPOOL_BUFFER = 1 << 20  # bytes gathered before each write to the temporary file
 CHUNK = 1 << 20
 
 
@@ -59,19 +61,95 @@ def take_attributes(fd: int, like: os.stat_result, path: Path) -> None:
     os.fchmod(fd, stat.S_IMODE(like.st_mode))
 
 
-class _Counting:
-    """A write-only stream that hits the `temp-partial` kill point after its first bytes."""
+class TempFile(io.FileIO):
+    """The temporary file at the OS level: each write reaching the file passes here (behind a
+    large buffer), so the `temp-partial` kill point and the disk-full tests hook in once per
+    block, not once per line."""
 
-    def __init__(self, out: IO[bytes]) -> None:
-        self.out, self.started = out, False
+    started = False
+    target: Path | None = None  # the file it will replace (named in a write error)
 
-    def write(self, data: bytes) -> int:
-        written = self.out.write(data)
-        if not self.started and data:
+    def write(self, data: Any) -> int:
+        try:
+            written = self.write_through(data)
+        except OSError as exc:  # the disk fills while a store streams into it: one clear message
+            raise os_failure(self.target or self.name, exc, "write the healed file") from None
+        if not self.started and written:
             self.started = True
-            self.out.flush()
             reached("temp-partial")
         return written
+
+    def write_through(self, data: Any) -> int:
+        """One write to the OS (the disk-full tests make it fail)."""
+        return super().write(data) or 0
+
+
+class TempSpool:
+    """The temporary file a heal writes beside `target` before it replaces it (docs/heal.md
+    §One pass). A store that streams its verification writes the healed bytes into it as it
+    replays them (`heal.plan.Spool`); the pipeline then only has to sync and rename it.
+
+    Nothing exists on disk until `open()`; `discard()` removes whatever is left (safe to call
+    any number of times, and after `commit`)."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.path: Path | None = None
+        self.fh: IO[bytes] | None = None
+
+    def open(self) -> IO[bytes]:
+        """A new, empty temporary file (any earlier one of this spool is removed)."""
+        self.discard()
+        if not self.target.parent.is_dir():
+            raise TdocError(f"{self.target.parent}: directory does not exist")
+        try:
+            fd, name = tempfile.mkstemp(dir=self.target.parent, prefix=f".{self.target.name}.", suffix=TEMP_SUFFIX)
+        except OSError as exc:
+            raise os_failure(self.target.parent, exc, f"create a temporary file for {self.target.name}") from None
+        self.path = Path(name)
+        raw = TempFile(fd, "wb")
+        raw.target = self.target
+        self.fh = io.BufferedWriter(raw, buffer_size=SPOOL_BUFFER)
+        return self.fh
+
+    def commit(self, *, like: os.stat_result | None, mode: int = 0o644, expected: Fingerprint | None = None,
+               original: Path | None = None) -> None:
+        """Sync the written file, give it its owner and mode, and rename it over the target (see
+        `replace_file`). On any failure the temporary file is removed."""
+        fh, target = self.fh, self.target
+        if fh is None or self.path is None:
+            raise TdocError(f"{target}: internal: nothing was written to replace it with")
+        try:
+            fh.flush()
+            os.fsync(fh.fileno())
+            if like is not None:
+                take_attributes(fh.fileno(), like, target)
+            else:
+                os.fchmod(fh.fileno(), mode)
+            fh.close()
+            reached("temp-synced")
+            source = original or target
+            if expected is not None and not expected.matches(source):
+                raise RefusedError(f"{source}: changed while tdoc was working; left untouched")
+            os.replace(self.path, target)
+        except BaseException as exc:
+            self.discard()
+            if isinstance(exc, OSError):
+                raise os_failure(target, exc, "write the healed file") from None
+            raise
+        self.path = self.fh = None
+        reached("replaced")
+        fsync_dir(target.parent)
+
+    def discard(self) -> None:
+        if self.fh is not None:
+            try:
+                self.fh.close()
+            except (OSError, TdocError):  # the buffered rest cannot be written: the file goes anyway
+                pass
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+        self.path = self.fh = None
 
 
 def replace_file(
@@ -89,34 +167,16 @@ def replace_file(
     new file (`--output`), which gets `mode`. With `expected`, `original` (default `target`) must
     still match it right before the replace, or RefusedError (exit 3) and nothing replaced.
     """
-    if not target.parent.is_dir():
-        raise TdocError(f"{target.parent}: directory does not exist")
+    spool = TempSpool(target)
+    out = spool.open()
     try:
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMP_SUFFIX)
-    except OSError as exc:
-        raise os_failure(target.parent, exc, f"create a temporary file for {target.name}") from None
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            produce(_Counting(fh))  # type: ignore[arg-type]
-            fh.flush()
-            os.fsync(fh.fileno())
-            if like is not None:
-                take_attributes(fh.fileno(), like, target)
-            else:
-                os.fchmod(fh.fileno(), mode)
-        reached("temp-synced")
-        source = original or target
-        if expected is not None and Fingerprint.of(source) != expected:
-            raise RefusedError(f"{source}: changed while tdoc was working; left untouched")
-        os.replace(tmp, target)
+        produce(out)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)
+        spool.discard()
         if isinstance(exc, OSError):
             raise os_failure(target, exc, "write the healed file") from None
         raise
-    reached("replaced")
-    fsync_dir(target.parent)
+    spool.commit(like=like, mode=mode, expected=expected, original=original)
 
 
 def copy_into(source: Path) -> Callable[[IO[bytes]], None]:

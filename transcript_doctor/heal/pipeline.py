@@ -22,6 +22,7 @@ from ..model import Finding, RefusedError, TdocError
 from ..stores import HealOptions, HealResult, Store, open_store
 from . import backup as backups
 from . import database
+from .files import TempSpool
 from .inuse import writers
 from .plan import HealPlan, SqlWrite
 from .writing import Target, output_file, preview, replace_lines, restore_file
@@ -60,6 +61,24 @@ def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, opt
     """The stages after the scan, for an open store and its findings (the library entry point).
 
     `config` selects the rules of the re-scan. The store may be closed on return."""
+    spool = _spool_for(store, options)
+    try:
+        return _heal(store, findings, config, dataclasses.replace(options, spool=spool))
+    finally:
+        if spool is not None:
+            spool.discard()  # unless it was renamed into place
+
+
+def _spool_for(store: Store, options: HealOptions) -> TempSpool | None:
+    """The temporary file a writing heal may have the store fill while it verifies (one pass)."""
+    if options.mode == "output" and options.output is not None:
+        return TempSpool(options.output)
+    if options.mode == "in-place" and store.display != "-":
+        return TempSpool(Path(store.path))
+    return None
+
+
+def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions) -> HealResult:
     fixable = [f for f in findings if allowed(f, options)]
     unsafe = sum(1 for f in findings if needs_unsafe(f, options))
     cleaned = _remove_stale(store, options)
@@ -134,7 +153,7 @@ def _write(store: Store, plan: HealPlan, options: HealOptions, result: HealResul
     if options.mode == "output":
         if options.output is None:
             raise TdocError("--output needs a path")
-        output_file(store, plan, options.output)
+        output_file(store, plan, options.output, options.spool)
         result.output, result.written = str(options.output), True
         return None
     if store.display == "-":
@@ -147,7 +166,7 @@ def _write(store: Store, plan: HealPlan, options: HealOptions, result: HealResul
             _refuse_open_writers(path)
         made = target.file_backup()
         try:
-            replace_lines(store, plan, target)
+            replace_lines(store, plan, target, options.spool)
         except BaseException:
             made.private = True  # the original is untouched: its copy is not needed
             made.discard()

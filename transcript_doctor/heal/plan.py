@@ -5,7 +5,9 @@ Three ways of writing, one per kind of store (docs/heal.md §The store's plan):
 * `LineWrite`: line edits on a line-oriented file (JSONL). The pipeline streams the original
   through the edits into a temporary file and replaces the original with it. With
   `expected_sha256` the store has already replayed the healed bytes; the bytes written must hash
-  to that value or nothing is replaced.
+  to that value or nothing is replaced. With `spooled`, the store wrote the healed bytes into
+  the pipeline's `Spool` while it verified them (one pass over the file): the pipeline syncs and
+  renames that file instead of writing another.
 * `BytesWrite`: the whole new content of a small file that cannot be edited line by line (an
   OpenCode export, re-serialised exactly as OpenCode writes it).
 * `SqlWrite`: a function run inside one `BEGIN IMMEDIATE` transaction on the database (the file is
@@ -21,7 +23,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 from ..fixes.fingerprint import Fingerprint
 from ..model import Edit, Finding
@@ -33,6 +35,18 @@ class LineWrite:
 
     edits: tuple[Edit, ...]
     expected_sha256: str | None = None  # the verified healed bytes; None: the pipeline re-scans
+    spooled: bool = False  # the heal's spool holds exactly the healed bytes (the ones verified)
+
+
+class Spool(Protocol):
+    """The temporary file a heal will rename over its destination (`HealOptions.spool`, set by
+    the pipeline for `--output` and `--in-place`). A store that replays the healed content to
+    verify it may write the bytes into it as they stream past, and answer `LineWrite(spooled=True)`.
+    """
+
+    def open(self) -> IO[bytes]:
+        """A new, empty temporary file (what an earlier `open` wrote is removed)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..fixes.blocks import iter_applied_blocks
 from ..fixes.fingerprint import Fingerprint
-from ..fixes.jsonl import LinePlan, iter_applied, unified_diff
+from ..fixes.jsonl import LinePlan, unified_diff
 from ..model import RefusedError, TdocError
 from ..stores import HealOptions, Store
 from . import backup as backups
 from . import database
-from .files import check_target, copy_into, replace_file
+from .files import TempSpool, check_target, copy_into, replace_file
 from .plan import BytesWrite, HealPlan, LineWrite, SqlWrite, patch_name
-
-READ_BUFFER = 1 << 20
 
 
 def preview(store: Store, plan: HealPlan, options: HealOptions) -> str | None:
@@ -87,25 +86,39 @@ def _producer(store: Store, plan: HealPlan, check: Fingerprint | None) -> Callab
 
     def produce(out: IO[bytes]) -> None:
         digest = hashlib.sha256()
-        with open(path, "rb", buffering=READ_BUFFER) as src:
-            for line in iter_applied(src, lines):
-                digest.update(line)
-                out.write(line)
+        with open(path, "rb", buffering=0) as src:  # read in blocks: no per-line step
+            for block in iter_applied_blocks(src, lines):
+                digest.update(block)
+                out.write(block)
         if write.expected_sha256 is not None and digest.hexdigest() != write.expected_sha256:
-            if check is not None and Fingerprint.of(path) != check:
+            if check is not None and not check.matches(path):
                 raise RefusedError(f"{store.display}: changed while tdoc was working; left untouched")
             raise TdocError(f"{store.display}: the bytes to write differ from the verified heal; nothing written")
 
     return produce
 
 
-def replace_lines(store: Store, plan: HealPlan, target: Target) -> None:
+def _spooled(plan: HealPlan, spool: TempSpool | None) -> TempSpool | None:
+    """The spool the store filled with the verified healed bytes, if it did."""
+    write = plan.write
+    if isinstance(write, LineWrite) and write.spooled:
+        if spool is None or spool.path is None:
+            raise TdocError("internal: the store reported a spooled heal but no spool was written")
+        return spool
+    return None
+
+
+def replace_lines(store: Store, plan: HealPlan, target: Target, spool: TempSpool | None = None) -> None:
     """`--in-place` for files: the healed content replaces the original atomically."""
     check = _fingerprint(store, plan)
-    replace_file(target.path, _producer(store, plan, check), like=target.stat, expected=check)
+    filled = _spooled(plan, spool)
+    if filled is not None:
+        filled.commit(like=target.stat, expected=check)
+    else:
+        replace_file(target.path, _producer(store, plan, check), like=target.stat, expected=check)
 
 
-def output_file(store: Store, plan: HealPlan, output: Path) -> None:
+def output_file(store: Store, plan: HealPlan, output: Path, spool: TempSpool | None = None) -> None:
     """`--output`: a healed copy; the input is never touched."""
     path = Path(store.path)
     if output.exists() and output.resolve() == path.resolve():
@@ -115,7 +128,11 @@ def output_file(store: Store, plan: HealPlan, output: Path) -> None:
         return
     check = _fingerprint(store, plan) if store.display != "-" else None
     mode = path.stat().st_mode & 0o777 if store.display != "-" else 0o644
-    replace_file(output, _producer(store, plan, check), like=None, mode=mode, expected=check, original=path)
+    filled = _spooled(plan, spool)
+    if filled is not None:
+        filled.commit(like=None, mode=mode, expected=check, original=path)
+    else:
+        replace_file(output, _producer(store, plan, check), like=None, mode=mode, expected=check, original=path)
 
 
 def _output_database(path: Path, write: SqlWrite, output: Path) -> None:

@@ -53,6 +53,14 @@ class HealOptions:
     backup: bool = True
     force: bool = False  # rewrite a file with other hard links or another writer
     settings: tuple[Any, ...] = ()  # store-specific heal options (stores/options.py), as in `Options`
+    spool: Any = None  # set by the heal pipeline when writing: a heal.plan.Spool (see LineWrite.spooled)
+
+    def __post_init__(self) -> None:
+        # library callers pass paths as strings; the pipeline works with Path objects
+        if isinstance(self.output, str):
+            self.output = Path(self.output)
+        if isinstance(self.backup_dir, str):
+            self.backup_dir = Path(self.backup_dir)
 
     def get(self, kind: type[T]) -> T:
         """The store-specific heal options of type `kind` in `settings`, else its defaults."""

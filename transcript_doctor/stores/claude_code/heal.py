@@ -39,7 +39,7 @@ def refuse_if_live(path: Path, display: str) -> None:
 
 
 def _refuse_if_changed(store: ClaudeCodeStore, expected: Fingerprint) -> None:
-    if store.fingerprint is not None and Fingerprint.of(store.path) != expected:
+    if store.fingerprint is not None and not expected.matches(store.path):
         raise RefusedError(f"{store.display}: changed since tdoc read it (is the session running?); left untouched")
 
 

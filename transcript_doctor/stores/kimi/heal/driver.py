@@ -25,10 +25,12 @@ from .verify import verify_plan
 STEP_CODES = (VACUOUS_ASSISTANT.code, "C203", "C201")
 
 
-def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool = True) -> KimiPlan:
+def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool = True, spool: Any = None) -> KimiPlan:
     """Turn the selected findings into a verified plan. `writing`: the plan will be written, so
-    keep the SHA-256 of the verified bytes (the write compares what it writes with it) and a
-    replay of them the checks can run on; a dry run needs neither, only the two engines' verdict."""
+    keep a replay of the verified bytes the checks can run on, and the bytes themselves: written
+    into `spool` (a heal.plan.Spool) as the verification replays them, or without one their
+    SHA-256 (the write compares what it writes with it); a dry run needs neither, only the two
+    engines' verdict."""
     wanted: list[Any] = []
     other: list[Edit] = []
     for f in findings:
@@ -39,6 +41,7 @@ def plan_heal(state: KimiReplay, findings: Iterable[Finding], *, writing: bool =
     order = {uuid: i for i, uuid in enumerate(state.steps.steps)}
     candidates = sorted(set(wanted), key=order.__getitem__)
     plan = initial_plan(state, candidates, other, writing)
+    plan.spool = spool if writing else None
     if plan.edits(state):
         verify_plan(state, plan)
         while promote_stale_settles(plan):
@@ -79,7 +82,8 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
 
     session = store.sessions[0]
     state = session.replay
-    plan = plan_heal(state, findings, writing=options.mode != "dry-run")
+    writing = options.mode != "dry-run"
+    plan = plan_heal(state, findings, writing=writing, spool=options.spool if writing else None)
     edits = plan.edits(state)
     skipped_steps = {s["step"] for s in plan.skipped}
     applied = [f for f in findings if f.fix and not _touches_skipped(state, f, skipped_steps)]
@@ -89,12 +93,12 @@ def heal_store(store: Any, findings: list[Finding], options: HealOptions) -> Hea
                  "compaction_changes": plan.compaction_changes(state), "verification_replays": plan.replays}
     if not edits:
         return out
-    out.write = LineWrite(tuple(edits), plan.healed_sha256)
+    out.write = LineWrite(tuple(edits), plan.healed_sha256, spooled=plan.spooled)
     if options.mode == "dry-run":  # a preview: what the verified plan leaves behind
         done = {id(f) for f in applied}
         out.remaining = [f for f in findings if id(f) not in done]
         return out
-    if plan.healed_sha256 is None or plan.healed is None or plan.healed.engines_only:
+    if (plan.healed_sha256 is None and not plan.spooled) or plan.healed is None or plan.healed.engines_only:
         raise TdocError(f"{store.display}: internal: the heal kept no verified replay; nothing written")
     out.verified = True
     out.healed = KimiStore(store.path, store.display, [Session(session.id, session.member, plan.healed)],

@@ -49,7 +49,9 @@ class KimiPlan:
     warnings: list[str] = field(default_factory=list)
     writing: bool = True  # the plan will be written: its verification keeps a hash and a checkable replay
     healed: KimiReplay | None = None  # the replay of the verified healed journal
-    healed_sha256: str | None = None  # the hash of its bytes (when it is to be written)
+    healed_sha256: str | None = None  # the hash of its bytes (when it is to be written without a spool)
+    spool: Any = None  # the pipeline's heal.plan.Spool: the verification replay writes the healed bytes into it
+    spooled: bool = False  # the spool holds the bytes of `healed`
     replays: int = 0  # how many verification replays the plan took
     settle_kept: set[Any] = field(default_factory=set)  # kept by the settle rule (read on the original replay)
     promoted: list[Any] = field(default_factory=list)  # settle-kept steps the healed replay showed settle nothing

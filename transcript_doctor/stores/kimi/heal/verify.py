@@ -23,7 +23,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ....fixes.jsonl import LinePlan, iter_applied
 from ....model import Edit, RefusedError, TdocError
@@ -63,28 +63,21 @@ def verify_plan(state: KimiReplay, plan: KimiPlan) -> None:
 
 def check_unchanged(state: KimiReplay, stat_only: bool = False) -> None:
     """RefusedError when the journal is not the one the scan read (size and mtime; with
-    `stat_only=False` also its SHA-256)."""
+    `stat_only=False` the full check of fixes/fingerprint.py: status, and content when the
+    file was modified close to the read)."""
     fp = state.fingerprint
     if fp is None:
         return
     try:
         st = os.stat(state.path)
+        changed = st.st_size != fp.size or st.st_mtime_ns != fp.mtime_ns
+        if not changed and not stat_only:
+            changed = not fp.matches(state.path)
     except OSError as exc:
         raise RefusedError(f"{state.path}: disappeared while tdoc was working ({exc.strerror}); left untouched") from exc
-    changed = st.st_size != fp.size or st.st_mtime_ns != fp.mtime_ns
-    if not changed and not stat_only:
-        changed = _sha256(state.path) != fp.sha256
     if changed:
         raise RefusedError(f"{state.path}: changed while tdoc was working (is the agent still running?); "
                            "left untouched")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(READ_BUFFER), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _first_failure(state: KimiReplay, plan: KimiPlan, lo: int) -> Any:
@@ -100,20 +93,47 @@ def _first_failure(state: KimiReplay, plan: KimiPlan, lo: int) -> Any:
 
 
 def _verify(state: KimiReplay, plan: KimiPlan, upto: int | None = None, keep: bool = True) -> bool:
-    """Replay the journal the (prefix) plan would write, streamed, and compare it with the original."""
+    """Replay the journal the (prefix) plan would write, streamed, and compare it with the original.
+
+    The replay of the whole plan (`keep`) of a heal that writes also produces the bytes to write:
+    into the pipeline's spool when it gave one (the write is then done), else through a SHA-256
+    the pipeline's own write must reproduce."""
     edits = plan.edits(state, upto)
-    digest = hashlib.sha256() if plan.writing and keep else None
+    writing = plan.writing and keep
+    out = _open_spool(plan) if writing else None
+    digest = hashlib.sha256() if writing and out is None else None
     plan.replays += 1
     with open(state.path, "rb", buffering=READ_BUFFER) as src:
         lines = iter_applied(src, LinePlan.from_edits(edits))
-        healed = replay_stream(Path("<healed>"), lines, digest, full=False,  # type: ignore[arg-type]
-                               engines_only=not (plan.writing and keep), transcripts=False)
+        healed = replay_stream(Path("<healed>"), lines, digest if out is None else _Sink(out), full=False,  # type: ignore[arg-type]
+                               engines_only=not writing, transcripts=False)
     removed, tombs = plan.effective(state, upto)
     if not accepts(state, healed, set(removed), set(tombs), edits):
         return False
     if keep:
         plan.healed, plan.healed_sha256 = healed, digest.hexdigest() if digest is not None else None
+        plan.spooled = out is not None
     return True
+
+
+class _Sink:
+    """Takes every raw line the replay reads (where a hasher would) and writes it out."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.update = out.write
+
+
+def _open_spool(plan: KimiPlan) -> IO[bytes] | None:
+    """A fresh spool file, or None (no spool given, or it cannot be created here: the pipeline's
+    own write then reports why)."""
+    plan.spooled = False
+    if plan.spool is None:
+        return None
+    try:
+        out: IO[bytes] = plan.spool.open()
+    except TdocError:
+        return None
+    return out
 
 
 # --------------------------------------------------------------------------- acceptance

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ....fixes.fingerprint import Fingerprint
+from ....fixes.fingerprint import Fingerprint, settled
 from ....text import excerpt
 from ..engines import compaction as cx
 from ..engines.engine_v1 import EngineV1, crash_text
@@ -78,15 +79,17 @@ class KimiReplay:
 def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> KimiReplay:
     """Read and replay a journal; never raises on bad content (only on I/O errors).
 
-    With `fingerprint`, the file's size, mtime and SHA-256 as read are kept, so a heal can tell
-    whether it changed since.
+    With `fingerprint`, the file's status as read is kept (and its SHA-256, unless the file had
+    been still long before the read: see fixes/fingerprint.py), so a heal can tell whether it
+    changed since.
     """
     with open(path, "rb", buffering=READ_BUFFER) as fh:
+        taken = time.time_ns()
         st = os.fstat(fh.fileno())
-        hasher = hashlib.sha256() if fingerprint else None
+        hasher = hashlib.sha256() if fingerprint and not settled(st, taken) else None
         state = replay_stream(path, fh, hasher, full)
-    if hasher is not None:
-        state.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hasher.hexdigest())
+    if fingerprint:
+        state.fingerprint = Fingerprint.from_stat(st, hasher.hexdigest() if hasher is not None else "", taken)
     return state
 
 
