@@ -13,6 +13,7 @@ owns the bookkeeping both formats share:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .turns import Call, ContextOp, Failure, Input, Reply, Step, Stream, Turn
@@ -30,16 +31,19 @@ class Builder:
 
     # ------------------------------------------------------------------ lines
 
-    def begin_line(self, line: int) -> None:
+    def apply_line(self, line: int, apply: Callable[[dict[str, Any]], str | None], record: dict[str, Any]) -> str | None:
+        """`apply(record)` (a decoder's) as the record of `line`; its result. A line whose records
+        touch several steps, or a step and something else, marks those steps `shared`."""
         self.line = line
         self._owners.clear()
-        self._line_steps = []
+        steps: list[Step] = []
+        self._line_steps = steps
         self._line_other = False
-
-    def end_line(self) -> None:
-        if len(self._line_steps) > 1 or (self._line_steps and self._line_other):
-            for step in self._line_steps:
+        reason = apply(record)
+        if len(steps) > 1 or (steps and self._line_other):
+            for step in steps:
                 step.shared = True
+        return reason
 
     def _own(self, step: Step) -> Step:
         if not step.lines or step.lines[-1] != self.line:  # lines only grow

@@ -9,6 +9,7 @@ with no usable record at all is an error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ class _Reader:
         self.builder: Builder | None = None
         self.v26: V26Decoder | None = None
         self.v27: V27Decoder | None = None
+        self.decode: Callable[[dict[str, Any]], str | None] | None = None  # the decoder's record handler
         self.pending: list[Problem] = []  # problems seen before the format is known
         self.records = 0
 
@@ -105,20 +107,17 @@ class _Reader:
         self.builder = Builder(shape)
         if shape == V26:
             self.v26 = V26Decoder(self.builder)
+            self.decode = self.v26.apply
         else:
             self.v27 = V27Decoder(self.builder)
+            self.decode = self.v27.apply_record
         self.builder.stream.problems.extend(self.pending)
         self.pending = []
 
     def _apply(self, number: int, record: dict[str, Any]) -> None:
         assert self.builder is not None
-        self.builder.begin_line(number)
-        if self.v26 is not None:
-            reason = self.v26.apply(record)
-        else:
-            assert self.v27 is not None
-            reason = self.v27.apply_record(record)
-        self.builder.end_line()
+        assert self.decode is not None
+        reason = self.builder.apply_line(number, self.decode, record)
         if reason:
             self._problem(Problem("F504", number, f"line {number}: {reason}"))
 
