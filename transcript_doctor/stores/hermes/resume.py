@@ -176,18 +176,18 @@ def to_message(row: Row, wire: dict[str, Any], position: int, loc: Loc) -> Messa
     if role == "assistant" and (row.reasoning_content or row.reasoning or row.reasoning_details is not None
                                 or row.codex_reasoning_items is not None):
         parts += reasoning_parts(row)
-    msg = Message(
+    extra: dict[str, Any] = {"row": row}
+    if role == "tool":
+        extra["placeholder"] = is_placeholder_text("".join(p.text for p in parts if p.kind == "text"))  # visible text
+    return Message(
         role=role,
         parts=parts,
         tool_calls=[_tool_call(c) for c in row.tool_calls] if row.tool_calls else [],
         tool_call_id=row.tool_call_id if role == "tool" else None,
         loc=loc,
         position=position,
+        extra=extra,
     )
-    msg.extra["row"] = row
-    if role == "tool":
-        msg.extra["placeholder"] = is_placeholder_text(msg.visible_text)
-    return msg
 
 
 # --------------------------------------------------------------------------- conversations
@@ -231,17 +231,18 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
     entries: list[Entry] = []
     skip_reply = False
     for row, wire in pairs:
-        if _harness_prompt(wire):
+        role = wire["role"]
+        if (role == "user" or role == "system") and _harness_prompt(wire):
             dropped.append(Dropped(row, "background-review-harness"))
             skip_reply = True
             continue
-        if skip_reply and wire["role"] == "assistant":
+        if skip_reply and role == "assistant":
             dropped.append(Dropped(row, "harness-reply"))
             skip_reply = False
             continue
         skip_reply = False
         position = REQUEST_OFFSET + len(entries)
-        loc = Loc(line=row.line) if export else Loc(row=row.id, table="messages")
+        loc = Loc(row.line) if export else Loc(None, None, row.id, "messages")
         entries.append(Entry(row, wire, to_message(row, wire, position, loc)))
     return entries, dropped
 
