@@ -9,6 +9,12 @@ Every round starts one fresh process of each command, in turn, so machine drift 
 alike; the figures are the medians of the per-round ratios and their spread (lowest and highest
 round). Targets (issue 20): scan <= 1.6x the baseline, --version <= 1.3x. Figures are printed,
 never asserted: they depend on the machine.
+
+Bytecode: the libraries of the baseline are installed with their compiled bytecode, and so is an
+installed tdoc (pip compiles on install). So every command here runs with one bytecode cache of
+its own (`PYTHONPYCACHEPREFIX`, a temporary directory, filled by the warm-up round) even when the
+calling environment sets PYTHONDONTWRITEBYTECODE; `--cold` times every process compiling tdoc's
+sources afresh instead (what a source checkout run with PYTHONDONTWRITEBYTECODE=1 pays).
 """
 
 from __future__ import annotations
@@ -47,13 +53,24 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return time.perf_counter() - start, _cpu() - cpu
 
 
+def _environment(root: Path, pycache: Path, cold: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env["PYTHONPATH"] = str(root)
+    if cold:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--root", type=Path, default=ROOT, help="the tdoc source tree to time (default: this one)")
+    parser.add_argument("--cold", action="store_true", help="no bytecode cache: tdoc's sources compile in every run")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(args.root)}
     with tempfile.TemporaryDirectory() as tmp:
+        env = _environment(args.root, Path(tmp, "pycache"), args.cold)
         journal = Path(tmp, "wire.jsonl")
         journal.write_bytes(JOURNAL)
         commands = {
@@ -67,7 +84,8 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, argv in commands.items():
                 times[name].append(_run(argv, env))
-    print(f"bench_startup.py: {args.rounds} interleaved rounds, fresh processes; medians of per-round ratios")
+    cache = "no bytecode cache (--cold)" if args.cold else "bytecode cached"
+    print(f"bench_startup.py: {args.rounds} interleaved rounds, fresh processes, {cache}; medians of per-round ratios")
     for label, which in (("wall", 0), ("cpu", 1)):
         base = [t[which] for t in times["baseline"]]
         print(f"{label:<4} {'command':<9} {'median s':>9} {'x baseline':>11} {'spread':>12}  target")

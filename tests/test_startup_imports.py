@@ -1,18 +1,24 @@
 """Start-up budget (issue 20): what a small scan and `tdoc --version` import, in a real process.
 
 Detection must not import a store family whose sniffer did not match, schema validation loads
-only when a fast check is unsure, argument parsing does without pydantic, and worker-pool and
-progress-bar machinery loads only when used. Checked by module names, never by timing.
+only when a fast check is unsure, argument parsing does without pydantic, the root command builds
+only the command that was named, rich loads only where it draws (a terminal, colour, a progress
+bar), and worker-pool, heal, hashing and SQLite machinery loads only when used. Checked by module
+names, never by timing (`bench/bench_startup.py` times it).
 """
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from transcript_doctor.cli import app
+from transcript_doctor.cli_help import COMMANDS
 from transcript_doctor.stores import kinds
 from transcript_doctor.stores.lazy import LazyKind
 
@@ -25,7 +31,16 @@ JOURNAL = (
     b'"step": 1}, "time": 102}\n'
 )
 NEVER_ON_A_SMALL_SCAN = ("pydantic", "jsonschema", "referencing", "rich.progress", "multiprocessing",
-                         "concurrent.futures")  # fmt: skip
+                         "concurrent.futures", "sqlite3", "hashlib", "zipfile", "importlib.resources", "tomllib",
+                         "transcript_doctor.heal", "transcript_doctor.healing", "transcript_doctor.schema",
+                         "transcript_doctor.explain",
+                         "transcript_doctor.cli_heal", "transcript_doctor.cli_docs", "transcript_doctor.cli_replay",
+                         "transcript_doctor.reporters.sarif", "transcript_doctor.reporters.github",
+                         "transcript_doctor.reporters.html")  # fmt: skip
+# Everything of tdoc that `tdoc --version` may load: the root command and what it is made of.
+VERSION_MODULES = {"transcript_doctor", "transcript_doctor.cli", "transcript_doctor.cli_help",
+                   "transcript_doctor.cli_params", "transcript_doctor.cli_output", "transcript_doctor.errors",
+                   "transcript_doctor.reporters", "transcript_doctor.reporters.options"}  # fmt: skip
 
 PROBE = """
 import sys
@@ -39,6 +54,7 @@ sys.stderr.write("\\n".join(sorted(sys.modules)))
 
 
 def _modules(tmp_path: Path, *argv: str) -> set[str]:
+    """The modules loaded by `tdoc ARGV` in a fresh process, stdout and stderr not terminals."""
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=tmp_path, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": ""}, timeout=120, check=False)  # fmt: skip
     return set(done.stderr.splitlines())
@@ -48,25 +64,68 @@ def _loaded(modules: set[str], prefix: str) -> list[str]:
     return sorted(m for m in modules if m == prefix or m.startswith(prefix + "."))
 
 
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(JOURNAL)
+    return path
+
+
 @pytest.mark.parametrize("fmt", ["human", "json"])
-def test_small_kimi_scan_imports_only_the_kimi_family(tmp_path: Path, fmt: str) -> None:
-    journal = tmp_path / "wire.jsonl"
-    journal.write_bytes(JOURNAL)
-    modules = _modules(tmp_path, "scan", str(journal), "-f", fmt)
+def test_small_kimi_scan_imports_only_the_kimi_family(journal: Path, fmt: str) -> None:
+    modules = _modules(journal.parent, "scan", str(journal), "-f", fmt)
     assert "transcript_doctor.stores.kimi.store" in modules  # the scan ran
     for name in NEVER_ON_A_SMALL_SCAN:
         assert _loaded(modules, name) == [], name
-    for family, light in (("eve", ()), ("hermes", ()), ("opencode", ()), ("claude_code", ("records",)),
-                         ("codex", ("items",))):
+    for family in ("eve", "hermes", "opencode", "claude_code", "codex"):
         package = f"transcript_doctor.stores.{family}"
-        assert _loaded(modules, package) == sorted([package, f"{package}.sniff", *(f"{package}.{m}" for m in light)])
+        assert _loaded(modules, package) == [package, f"{package}.sniff"]
+    reporters = _loaded(modules, "transcript_doctor.reporters")
+    assert ("transcript_doctor.reporters.human" in reporters) == (fmt == "human")
+    assert ("transcript_doctor.reporters.json_report" in reporters) == (fmt == "json")
 
 
-def test_version_loads_neither_the_scan_nor_a_store(tmp_path: Path) -> None:
+def test_small_human_scan_to_a_pipe_does_not_load_rich_console(journal: Path) -> None:
+    """Not a terminal: the human report is written without rich (`tests/test_human_plain.py` pins
+    the bytes), and no progress bar is drawn."""
+    modules = _modules(journal.parent, "scan", str(journal))
+    assert "transcript_doctor.reporters.human" in modules
+    assert [m for m in modules if m.startswith("rich.")] == []
+
+
+def test_colour_forced_loads_rich_where_it_draws(journal: Path) -> None:
+    modules = _modules(journal.parent, "scan", str(journal), "--color", "always")
+    assert "rich.console" in modules and "rich.progress" not in modules
+
+
+def test_version_loads_the_root_command_only(tmp_path: Path) -> None:
     modules = _modules(tmp_path, "--version")
-    for name in ("transcript_doctor.core", "transcript_doctor.rules", "transcript_doctor.config",
-                 "transcript_doctor.stores.kimi", *NEVER_ON_A_SMALL_SCAN):  # fmt: skip
+    assert "transcript_doctor.cli" in modules  # the probe ran
+    assert set(_loaded(modules, "transcript_doctor")) <= VERSION_MODULES
+    for name in ("rich.console", "rich.text", "sqlite3", "hashlib", *NEVER_ON_A_SMALL_SCAN):
         assert _loaded(modules, name) == [], name
+
+
+def test_a_command_loads_its_own_module_only(tmp_path: Path) -> None:
+    modules = _modules(tmp_path, "schema", "finding")
+    assert "transcript_doctor.cli_docs" in modules
+    assert {"transcript_doctor.cli_scan", "transcript_doctor.cli_heal", "transcript_doctor.cli_replay"}.isdisjoint(modules)
+
+
+def test_every_command_is_declared_where_the_table_says() -> None:
+    """`COMMANDS` and the command modules agree both ways, so `tdoc --help` lists every command."""
+    declared = {}
+    for module in sorted(set(COMMANDS.values())):
+        for info in importlib.import_module(f"transcript_doctor.{module}").commands.registered_commands:
+            declared[info.name] = module
+    assert declared == COMMANDS
+    rows = CliRunner().invoke(app, ["--help"]).output.split("Commands:")[1].splitlines()
+    assert [row.split()[0] for row in rows if row.startswith("  ") and not row.startswith("   ")] == list(COMMANDS)
+
+
+def test_a_misspelt_command_is_still_suggested() -> None:
+    result = CliRunner().invoke(app, ["scna"])
+    assert result.exit_code == 2 and "No such command 'scna'. Did you mean 'scan', 'schema'?" in result.output
 
 
 def test_each_lazy_kind_declares_what_its_store_kind_is() -> None:
@@ -78,3 +137,31 @@ def test_each_lazy_kind_declares_what_its_store_kind_is() -> None:
         assert not isinstance(real, LazyKind)
         assert (kind.format, kind.system, kind.jsonl) == (real.format, real.system, real.jsonl)
         assert type(real).__module__ == kind.module
+
+
+def _zip(comment: bytes = b"", prefix: bytes = b"") -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("agents/a/wire.jsonl", JOURNAL)
+        zf.comment = comment
+    return prefix + buffer.getvalue()
+
+
+@pytest.mark.parametrize("content", [
+    JOURNAL, b"", b"PK\x05\x06", _zip(), _zip(prefix=b"#!/bin/sh\n" * 10), _zip(comment=b"c" * 65535),
+    _zip(comment=b"c" * 65535) + b"x", JOURNAL + b"PK\x05\x06" + b"\x00" * 18, b"x" * 70000 + _zip()[-22:],
+], ids=["journal", "empty", "bare-signature", "zip", "prefixed-zip", "longest-comment", "trailing-byte",
+        "journal-with-signature", "end-record-only"])  # fmt: skip
+def test_the_kimi_zip_check_answers_as_zipfile(tmp_path: Path, content: bytes) -> None:
+    """The kimi store asks zipfile only when the end-of-zip signature is where zipfile looks."""
+    import zipfile
+
+    from transcript_doctor.stores.kimi.store import _is_zipfile
+
+    path = tmp_path / "store"
+    path.write_bytes(content)
+    assert _is_zipfile(path) == zipfile.is_zipfile(path)
+    assert not _is_zipfile(tmp_path / "missing")

@@ -20,20 +20,22 @@ __version__ = "0.1.0"
 
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
-from .model import FileResult, Finding, TdocError  # noqa: E402
+from .errors import TdocError  # noqa: E402
 
 if TYPE_CHECKING:
     from .core import Report, ScanConfig, scan
+    from .model import FileResult, Finding
 
-_CORE = frozenset({"Report", "ScanConfig", "scan"})
+_LAZY = {"Report": "core", "ScanConfig": "core", "scan": "core", "FileResult": "model", "Finding": "model"}
 
 
 def __getattr__(name: str) -> Any:
-    """The scan API loads on first use, so `tdoc --version` and `import transcript_doctor.x` stay light."""
-    if name in _CORE:
-        from . import core
+    """The scan API and the data model load on first use, so `tdoc --version` and
+    `import transcript_doctor.x` stay light."""
+    if name in _LAZY:
+        import importlib
 
-        return getattr(core, name)
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["FileResult", "Finding", "Report", "ScanConfig", "TdocError", "__version__", "scan"]

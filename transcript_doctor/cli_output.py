@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from .model import TdocError
+from .errors import TdocError
 
 
 def deliver(write: Callable[[TextIO], object], output: Path | None = None) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -32,13 +31,23 @@ class _Refused(Exception):
 Convert = Callable[[Any, "_TyperParameter", Context], Any]
 
 
-@dataclass(frozen=True)
 class PlainParam(RuntimeParam):
-    """Converts each value with `convert`; hands a refused one to typer's conversion."""
+    """Converts each value with `convert`; hands a refused one to typer's conversion.
+
+    A plain subclass of typer's frozen dataclass, not a dataclass itself: the class is made at every
+    start-up, and a dataclass compiles six methods then (issue 20).
+    """
 
     convert: Convert
     many: bool
     descriptor: TypeDescriptor
+
+    def __init__(self, *, annotation: Any, parameter_info: Any, convert: Convert, many: bool,
+                 descriptor: TypeDescriptor) -> None:  # fmt: skip
+        super().__init__(parameter_info=parameter_info, annotation=annotation)
+        self.convert = convert
+        self.many = many
+        self.descriptor = descriptor
 
     def _coerce_value(self, value: Any, param: _TyperParameter, ctx: Context) -> Any:
         try:
@@ -125,6 +134,8 @@ def install(command: Command) -> None:
     """Give every parameter of `command` and its subcommands the plain conversion where it applies.
 
     The `--help` option is made anew for each context, so each command's maker of it is wrapped.
+    Of a group that builds its commands when they are named, only those built so far (the rest
+    get it when built).
     """
     for param in command.params:
         _give_plain(param)
@@ -139,7 +150,9 @@ def install(command: Command) -> None:
 
         command.get_help_option = get_help_option  # type: ignore[method-assign]
         command._tdoc_plain_help = True  # type: ignore[attr-defined]
-    for sub in getattr(command, "commands", {}).values():
+    commands = getattr(command, "commands", {})
+    loaded = getattr(commands, "loaded", None)  # a group that builds its commands when named
+    for sub in loaded() if loaded is not None else commands.values():
         install(sub)
 
 

@@ -5,18 +5,37 @@ Exit 3 (`RefusedError`) when the store is in use or changed under tdoc: a locked
 database, a file that shrank or was replaced while it was read. Exit 2 (`TdocError`) for the
 rest: no permission, a read-only file system, a full disk, a file that vanished, a damaged
 database. See docs/errors.md §"Errors and exit codes".
+
+The two exception classes live here, not beside the data model, so the command line can catch
+them without loading the model (`tdoc --version`, start-up: issue 20); `model` re-exports them.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 import stat
+import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from .model import RefusedError, TdocError
+
+class TdocError(Exception):
+    """A problem to report to the user (bad input, usage, I/O). Exit code 2 unless set."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class RefusedError(TdocError):
+    """The store is in use or changed while tdoc worked: exit code 3, nothing written."""
+
+    exit_code = 3
+
 
 _CAUSES = {
     errno.ENOENT: "no such file (it vanished, or never existed)",
@@ -118,6 +137,13 @@ def sqlite_failure(display: str | os.PathLike[str], exc: BaseException, doing: s
         return TdocError(f"{display}: input/output error while reading the database ({text})")
     if "full" in low:
         return TdocError(f"{display}: no space left on the device ({text})")
-    if isinstance(exc, sqlite3.Error) and "unable to open" in low:
+    if is_sqlite_error(exc) and "unable to open" in low:
         return TdocError(f"{display}: cannot open the database ({text}): check it exists and its directory is readable")
     return TdocError(f"{display}: cannot {doing} the SQLite database ({text})")
+
+
+def is_sqlite_error(exc: BaseException) -> bool:
+    """Whether the sqlite3 module raised `exc`. Without sqlite3 loaded nothing could have: it is
+    not imported for the question."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.Error)

@@ -9,26 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+# Defined in errors.py (the CLI catches them without loading this module); imported from here across the layers.
+from .errors import RefusedError as RefusedError
+from .errors import TdocError as TdocError
+
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe", "none"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
-
-
-class TdocError(Exception):
-    """A problem to report to the user (bad input, usage, I/O). Exit code 2 unless set."""
-
-    exit_code = 2
-
-    def __init__(self, message: str, exit_code: int | None = None) -> None:
-        super().__init__(message)
-        if exit_code is not None:
-            self.exit_code = exit_code
-
-
-class RefusedError(TdocError):
-    """The store is in use or changed while tdoc worked: exit code 3, nothing written."""
-
-    exit_code = 3
 
 
 # --------------------------------------------------------------------------- messages
@@ -65,6 +52,8 @@ class Part:
 
 @dataclass
 class ToolCall:
+    """A tool call of an assistant message, as the shared rules read it."""
+
     id: str
     name: str = ""
     arguments: str | None = None
@@ -123,6 +112,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """How a finding can be healed: its applicability (safe, unsafe, none) and the edits."""
+
     applicability: Applicability
     summary: str
     edits: tuple[Edit, ...] = ()
@@ -137,6 +128,8 @@ class Fix:
 
 @dataclass
 class Finding:
+    """One reported problem: the rule, where it is (line or row, session), its fix if any."""
+
     code: str
     name: str
     severity: Severity
@@ -190,6 +183,8 @@ class Finding:
 
 @dataclass
 class FileResult:
+    """What the scan of one input gave: its format, counts and findings, or the error that stopped it."""
+
     path: str
     format: str | None
     sessions: int = 0

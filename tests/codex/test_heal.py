@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.core import ScanConfig
+from transcript_doctor.fixes.fingerprint import file_sha256 as sha256
 from transcript_doctor.healing import heal_paths
 from transcript_doctor.schema import errors as schema_errors
 from transcript_doctor.stores import HealOptions
-from transcript_doctor.stores.codex.backup import sha256
 
 from .helpers import SYNTHETIC, envelope, line_offsets, replay, scan, write_rollout
 

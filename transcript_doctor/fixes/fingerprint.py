@@ -11,7 +11,6 @@ need not hash it at all: such a fingerprint carries an empty `sha256`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ RACY_NS = 2_000_000_000  # a modification this close to the read is confirmed by
 
 @dataclass(frozen=True)
 class Fingerprint:
+    """A file's status as it was read, and its SHA-256 when the status alone cannot tell a change."""
+
     size: int
     mtime_ns: int
     sha256: str
@@ -62,6 +63,8 @@ def settled(st: os.stat_result, taken_ns: int) -> bool:
 
 
 def file_sha256(path: Path) -> str:
+    import hashlib  # OpenSSL loads only when a file is hashed (a heal), not for a scan (issue 20)
+
     digest = hashlib.sha256()
     with open(path, "rb", buffering=0) as fh:
         for chunk in iter(lambda: fh.read(CHUNK), b""):

@@ -9,11 +9,14 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..errors import require_regular, sqlite_failure
+
+if TYPE_CHECKING:  # sqlite3 loads when a database is opened: detection by SQLITE_MAGIC needs none
+    import sqlite3
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -43,6 +46,8 @@ def open_readonly(path: Path, display: str | None = None) -> sqlite3.Connection:
     * TEXT (schema included) decodes without raising, whatever bytes it holds.
     * Every failure is a `TdocError` naming the file and the cause (`errors.sqlite_failure`).
     """
+    import sqlite3
+
     shown = display or str(path)
     require_regular(path, shown)
     params = {"mode": "ro"}
@@ -63,6 +68,8 @@ def open_readonly(path: Path, display: str | None = None) -> sqlite3.Connection:
 
 def probe(path: Path, display: str | None = None) -> set[str]:
     """The tables of the database at `path`; raises the `TdocError` that says why it cannot be read."""
+    import sqlite3
+
     conn = open_readonly(path, display)
     try:
         return tables(conn)
@@ -106,6 +113,8 @@ def quote_ident(name: str) -> str:
 
 def integrity_problems(conn: sqlite3.Connection, deep: bool = False) -> list[str]:
     """`quick_check` (or `integrity_check` when deep) messages other than 'ok'."""
+    import sqlite3
+
     pragma = "integrity_check" if deep else "quick_check"
     try:
         rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}")]

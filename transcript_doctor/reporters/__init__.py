@@ -2,15 +2,19 @@
 
 Every reporter writes only its data to the stream (stdout or `--output FILE`): talk goes to
 stderr, and the exit code never depends on the format. `RenderOptions` carries what only some
-formats use (colour and `--quiet` for `human`).
+formats use (colour and `--quiet` for `human`, the scan configuration for `html`).
+
+The format names are known without loading a reporter: a reporter's module (and what it needs:
+rich for `human`, hashing for `sarif`, the page machinery for `html`) loads when its format is
+written, so the command line can offer `--format` choices at start-up for nothing (issue 20).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from . import github, human, json_report, ndjson, sarif
 from .options import RenderOptions
 
 if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
@@ -19,27 +23,33 @@ if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
 Reporter = Callable[..., None]  # (report, out, options: RenderOptions | None = None)
 
 
-def _machine(render: Callable[[Report, TextIO], None]) -> Reporter:
-    """A format that has no options (json, ndjson, sarif, github)."""
+def _loaded(module: str, *, takes_options: bool) -> Reporter:
+    """The `render` of `reporters.<module>`, imported when a report is first written with it.
+    A format without options (json, ndjson, sarif, github) is given none."""
 
     def reporter(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
-        render(report, out)
+        render = importlib.import_module(f"{__name__}.{module}").render
+        if takes_options:
+            render(report, out, options)
+        else:
+            render(report, out)
 
+    reporter.__name__ = reporter.__qualname__ = f"render_{module}"
     return reporter
 
 
 def _html(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
-    from . import html  # the page machinery loads only when a page is asked for
+    from . import html
 
     html.render(report, out, options, options.scan_config if options else None)
 
 
 REPORTERS: dict[str, Reporter] = {
-    "human": human.render,
-    "json": _machine(json_report.render),
-    "ndjson": _machine(ndjson.render),
-    "sarif": _machine(sarif.render),
-    "github": _machine(github.render),
+    "human": _loaded("human", takes_options=True),
+    "json": _loaded("json_report", takes_options=False),
+    "ndjson": _loaded("ndjson", takes_options=False),
+    "sarif": _loaded("sarif", takes_options=False),
+    "github": _loaded("github", takes_options=False),
     "html": _html,
 }
 

@@ -1,24 +1,86 @@
 """`--format human`: findings grouped by file, for a person at a terminal.
 
 Transcript text is never interpreted: everything is printed through `rich.text.Text` (no markup)
-after `terminal_safe` has escaped control characters.
+after `terminal_safe` has escaped control characters. Each line is built as styled spans; where
+rich would print them unchanged (not a terminal, or `--color never`: `writes_plain`) they are
+written as the same characters without loading rich (start-up, issue 20). `tests/test_human_plain.py`
+pins the two ways byte for byte.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.text import Text
-
 from ..model import SEVERITY_RANK, FileResult, Finding
 from ..text import terminal_safe
-from .options import RenderOptions, console_for
+from .options import RenderOptions, console_for, writes_plain
 
 if TYPE_CHECKING:  # the scan API loads with the scan, not with the CLI
+    from rich.console import Console
+    from rich.text import Text
+
     from ..core import Report
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# What rich's Text drops from every string it is given (`rich.control.STRIP_CONTROL_CODES`: BEL,
+# BS, VT, FF, CR); `terminal_safe` has escaped them in model text already.
+RICH_STRIPS = dict.fromkeys((7, 8, 11, 12, 13))
+
+
+class Line:
+    """One printed line: spans of (text, rich style) over a style for the whole line."""
+
+    __slots__ = ("no_wrap", "spans", "style")
+
+    def __init__(self, style: str = "", no_wrap: bool | None = None) -> None:
+        self.style = style
+        self.no_wrap = no_wrap
+        self.spans: list[tuple[str, str | None]] = []
+
+    def append(self, text: str, style: str | None = None) -> None:
+        self.spans.append((text, style))
+
+    def as_text(self) -> Text:
+        from rich.text import Text
+
+        text = Text(style=self.style, no_wrap=self.no_wrap)
+        for part, style in self.spans:
+            text.append(part, style=style)
+        return text
+
+    def plain(self) -> str | None:
+        """The characters rich prints for this line without colour; None when rich must say
+        (a tab: rich expands it by terminal cell widths)."""
+        joined = "".join(part for part, _ in self.spans)
+        return None if "\t" in joined else joined.translate(RICH_STRIPS)
+
+
+class Printer:
+    """Prints lines to `out` as `console_for(out, color)` would; rich loads only if needed."""
+
+    def __init__(self, out: TextIO, color: str = "auto") -> None:
+        self._out = out
+        self._color = color
+        self._plain = writes_plain(out, color)
+        self._console: Console | None = None
+
+    def print(self, line: Line) -> None:
+        plain = line.plain() if self._plain else None
+        if plain is None:
+            self.console.print(line.as_text())
+            return
+        try:
+            self._out.write(plain + "\n")  # a closed pipe raises BrokenPipeError, as console_for's does
+        except UnicodeEncodeError:  # a stream that cannot encode the text: rich says so in its words
+            self.console.print(line.as_text())
+            return
+        self._out.flush()
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            self._console = console_for(self._out, self._color)
+        return self._console
 
 
 def _where(f: Finding) -> str:
@@ -29,8 +91,8 @@ def _where(f: Finding) -> str:
     return f.path
 
 
-def _finding_line(f: Finding) -> Text:
-    line = Text(no_wrap=False)
+def _finding_line(f: Finding) -> Line:
+    line = Line(no_wrap=False)
     line.append(terminal_safe(_where(f)), style="bold")
     line.append("  ")
     line.append(f"{f.severity:<7}", style=_STYLE[f.severity])  # the word, not only a colour (CI logs)
@@ -64,43 +126,45 @@ def severity_change(f: Finding) -> str | None:
     return f"{how} from {f.code}'s default {rule.severity} by context, see the message"
 
 
-def _file_block(console: Console, fr: FileResult) -> None:
+def _file_block(printer: Printer, fr: FileResult) -> None:
     if fr.error:
         message = fr.error if fr.error.startswith(fr.path) else f"{fr.path}: {fr.error}"
-        console.print(Text(terminal_safe(f"error: {message}"), style="bold red"))
+        line = Line(style="bold red")
+        line.append(terminal_safe(f"error: {message}"))
+        printer.print(line)
         return
     for f in fr.findings:
-        console.print(_finding_line(f))
+        printer.print(_finding_line(f))
 
 
-def _summary(report: Report) -> Text:
+def _summary(report: Report) -> Line:
     findings = report.findings
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe")
     errors = sum(1 for fr in report.files if fr.error)
-    text = Text()
+    summary = Line()
     if not findings:
-        text.append(f"No findings in {len(report.files)} file(s).", style="green")
+        summary.append(f"No findings in {len(report.files)} file(s).", style="green")
     else:
-        text.append(
+        summary.append(
             f"Found {len(findings)} finding(s) in {len(report.files)} file(s): "
             f"{counts['error']} error, {counts['warning']} warning, {counts['info']} info."
         )
         if safe:
-            text.append(f"\n{safe} fixable with `tdoc heal`")
-            text.append(f" ({unsafe} more with `--unsafe-fixes`)." if unsafe else ".")
+            summary.append(f"\n{safe} fixable with `tdoc heal`")
+            summary.append(f" ({unsafe} more with `--unsafe-fixes`)." if unsafe else ".")
         elif unsafe:
-            text.append(f"\nNo safe fixes; {unsafe} fixable with `tdoc heal --unsafe-fixes`.")
+            summary.append(f"\nNo safe fixes; {unsafe} fixable with `tdoc heal --unsafe-fixes`.")
     if errors:
-        text.append(f"\n{errors} file(s) could not be read.", style="bold red")
-    return text
+        summary.append(f"\n{errors} file(s) could not be read.", style="bold red")
+    return summary
 
 
 def render(report: Report, out: TextIO, options: RenderOptions | None = None) -> None:
     options = options or RenderOptions()
-    console: Console = console_for(out, options.color)
+    printer = Printer(out, options.color)
     for fr in report.files:
-        _file_block(console, fr)
+        _file_block(printer, fr)
     if not options.quiet:
-        console.print(_summary(report))
+        printer.print(_summary(report))

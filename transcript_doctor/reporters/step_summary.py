@@ -6,19 +6,22 @@ characters, line breaks) after `terminal_safe`, so model text cannot add rows, l
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core import Report
 from ..text import excerpt, terminal_safe
-from .statistics import counts
+
+if TYPE_CHECKING:
+    from ..core import Report
 
 MAX_ROWS = 50
 VARIABLE = "GITHUB_STEP_SUMMARY"
 
 
 def cell(value: object) -> str:
+    import html  # with html.entities: only when a summary is written (start-up, issue 20)
+
     text = html.escape(terminal_safe(str(value)), quote=False)
     for char, escaped in (("|", "\\|"), ("`", "\\`"), ("[", "\\["), ("]", "\\]"), ("\r", " "), ("\n", " ")):
         text = text.replace(char, escaped)
@@ -26,6 +29,8 @@ def cell(value: object) -> str:
 
 
 def markdown(report: Report) -> str:
+    from .statistics import counts
+
     data = report.as_dict()["summary"]
     sev = data["by_severity"]
     lines = ["## tdoc scan", "",

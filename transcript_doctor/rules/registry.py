@@ -41,6 +41,8 @@ FAMILIES = {
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule of the catalogue: code, name, default severity, the systems it applies to, fix, documentation."""
+
     code: str
     name: str
     severity: Severity

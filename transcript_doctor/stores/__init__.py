@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import importlib
 import os
 import pkgutil
@@ -123,13 +122,24 @@ def _expand_one(arg: str) -> Iterator[Path]:
     path = Path(arg)
     if path.is_dir():
         yield from _walk(path)
-    elif not path.exists() and glob.has_magic(arg):
+    elif not path.exists() and _has_magic(arg):
+        import glob
+
         matches = sorted(glob.glob(arg, recursive=True))
         for match in matches:
             m = Path(match)
             yield from (_walk(m) if m.is_dir() else [m])
     else:
         yield path
+
+
+def _has_magic(arg: str) -> bool:
+    """`glob.has_magic`: a name with a wildcard (`*`, `?`, `[`); glob loads only for such a name."""
+    if not any(c in arg for c in "*?["):
+        return False
+    import glob
+
+    return glob.has_magic(arg)
 
 
 _STDIN: list[Path] = []

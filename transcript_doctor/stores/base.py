@@ -45,6 +45,8 @@ class Options:
 
 @dataclass
 class HealOptions:
+    """How a heal runs: dry run, in place or to an output file; backups; which fixes."""
+
     mode: str = "dry-run"  # dry-run | in-place | output
     output: Path | None = None
     diff: bool = False

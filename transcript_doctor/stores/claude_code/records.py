@@ -14,14 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...text import excerpt, is_blank
+from .sniff import CHAIN_TYPES  # the record types live with the sniffer (discovery loads no record class)
 
-# Record types that take part in the parentUuid chain (docs/claude-code.md, section "How the request is rebuilt on resume").
-CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
-# Every record type Claude Code is known to write; others are read and ignored.
-KNOWN_TYPES = CHAIN_TYPES | frozenset(
-    {"file-history-snapshot", "summary", "last-prompt", "mode", "permission-mode", "ai-title",
-     "queue-operation", "pr-link", "custom-title", "tag", "agent-name"}
-)  # fmt: skip
 # Records a heal must never remove: resume needs them (docs/claude-code.md, section "How the request is rebuilt on resume").
 PROTECTED_SUBTYPES = frozenset({"compact_boundary"})
 PROTECTED_TYPES = frozenset({"permission-mode", "last-prompt"})
@@ -226,19 +220,3 @@ def _message(rec: Record, obj: dict[str, Any], message: dict[str, Any], keep_tex
     get = obj.get
     rec.api_error = get("isApiErrorMessage") is True
     rec.compact_summary = get("isCompactSummary") is True
-
-
-def looks_like_claude_code(obj: Any) -> bool:
-    """A Claude Code record: a known type with the envelope keys only Claude Code writes."""
-    if not isinstance(obj, dict):
-        return False
-    kind = obj.get("type")
-    if not isinstance(kind, str):  # an object or list as type: not hashable, and not Claude Code's
-        return False
-    if kind in CHAIN_TYPES:
-        return "uuid" in obj and ("parentUuid" in obj or "sessionId" in obj)
-    if kind == "file-history-snapshot":
-        return "messageId" in obj and "snapshot" in obj
-    if kind == "summary":
-        return "leafUuid" in obj
-    return kind in KNOWN_TYPES and "sessionId" in obj

@@ -1,17 +1,25 @@
 """Whether a file is a Claude Code session transcript, by its first bytes.
 
-Imported by the package at discovery, before any file has matched: orjson and the record-type
-constants (`records.py`) only.
+Imported by the package at discovery, before any file has matched: the standard library and orjson
+only. The record types are defined here (and imported by `records.py`), so a scan of another
+store's file never loads the record classes.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 
-from .records import looks_like_claude_code
+# Record types that take part in the parentUuid chain (docs/claude-code.md, section "How the request is rebuilt on resume").
+CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+# Every record type Claude Code is known to write; others are read and ignored.
+KNOWN_TYPES = CHAIN_TYPES | frozenset(
+    {"file-history-snapshot", "summary", "last-prompt", "mode", "permission-mode", "ai-title",
+     "queue-operation", "pr-link", "custom-title", "tag", "agent-name"}
+)  # fmt: skip
 
 _SNIFF_LINES = 8
 # The start of a first line too long for the sniffed head: Claude Code writes `parentUuid` first on
@@ -46,3 +54,19 @@ def sniff(head: bytes) -> bool:
 
 def sniff_transcript(path: Path, head: bytes) -> bool:
     return sniff(head)
+
+
+def looks_like_claude_code(obj: Any) -> bool:
+    """A Claude Code record: a known type with the envelope keys only Claude Code writes."""
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("type")
+    if not isinstance(kind, str):  # an object or list as type: not hashable, and not Claude Code's
+        return False
+    if kind in CHAIN_TYPES:
+        return "uuid" in obj and ("parentUuid" in obj or "sessionId" in obj)
+    if kind == "file-history-snapshot":
+        return "messageId" in obj and "snapshot" in obj
+    if kind == "summary":
+        return "leafUuid" in obj
+    return kind in KNOWN_TYPES and "sessionId" in obj

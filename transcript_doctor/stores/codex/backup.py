@@ -9,7 +9,6 @@ manifest of what was copied with SHA-256 sums. docs/codex.md §6.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +52,6 @@ def related_databases(rollout: Path, session: str | None) -> list[Path]:
         if any(_mentions(p, needles) for p in group if not p.name.endswith("-shm")):
             found.extend(group)
     return found
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def write_manifest(stem: Path, rollout: dict[str, Any], databases: list[dict[str, Any]]) -> Path:

@@ -14,17 +14,8 @@ from typing import Any
 
 from ...model import Part, ToolCall
 from ...text import is_blank
+from .sniff import API_KINDS, CALL_OUTPUT, OUTPUT_KINDS  # the item kinds live with the sniffer
 
-# A call kind -> the output kind Codex synthesises for it when the output is missing.
-CALL_OUTPUT = {
-    "function_call": "function_call_output",
-    "custom_tool_call": "custom_tool_call_output",
-    "local_shell_call": "function_call_output",
-    "tool_search_call": "tool_search_output",
-}
-OUTPUT_KINDS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
-# Items Codex puts in the request; anything else (ghost snapshots, unknown variants) stays local.
-API_KINDS = frozenset({"message", "reasoning", "web_search_call", "image_generation_call", *CALL_OUTPUT, *OUTPUT_KINDS})
 ASSISTANT_SIDE = frozenset({"reasoning", "web_search_call", "image_generation_call", *CALL_OUTPUT})
 
 # User messages Codex writes itself (context, instructions, interrupt markers): not user turns.

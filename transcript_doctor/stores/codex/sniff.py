@@ -1,7 +1,8 @@
 """Whether a file is a Codex rollout, by its first bytes and its name.
 
-Imported by the package at discovery, before any file has matched: orjson and the response-item
-kinds (`items.py`) only.
+Imported by the package at discovery, before any file has matched: the standard library and orjson
+only. The response-item kinds are defined here (and imported by `items.py`), so a scan of another
+store's file never loads the item classes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,16 @@ from pathlib import Path
 
 import orjson
 
-from .items import API_KINDS
+# A call kind -> the output kind Codex synthesises for it when the output is missing.
+CALL_OUTPUT = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+    "tool_search_call": "tool_search_output",
+}
+OUTPUT_KINDS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+# Items Codex puts in the request; anything else (ghost snapshots, unknown variants) stays local.
+API_KINDS = frozenset({"message", "reasoning", "web_search_call", "image_generation_call", *CALL_OUTPUT, *OUTPUT_KINDS})
 
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 

@@ -7,7 +7,6 @@ file (and imports the reader) only when the head is SQLite's.
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 from ...fixes.sqlite import SQLITE_MAGIC
@@ -18,6 +17,8 @@ _EXPORT_HEAD = re.compile(rb'^\s*\{\s*"id"\s*:\s*"[^"\n]{1,200}"\s*,\s*"source"\
 def sniff_db(path: Path, head: bytes) -> bool:
     if not head.startswith(SQLITE_MAGIC):
         return False
+    import sqlite3
+
     from ...model import TdocError
     from .reader import is_hermes_schema, open_database
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import zipfile
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...conversation import Conversation
-from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ..base import HealOptions, Options, Store, StoreKind
 from ..options import KimiOptions
@@ -17,6 +16,9 @@ from .checks import suite as checks
 from .replay.driver import KimiReplay, projected, replay_file, replay_object, replay_stream
 from .replay.step_index import StepRecords
 from .sniff import journal_members, sniff_wire
+
+if TYPE_CHECKING:  # the heal machinery loads when a heal is planned, not with a scan
+    from ...heal.plan import HealPlan
 
 
 @dataclass
@@ -129,7 +131,7 @@ class KimiKind(StoreKind):
         return sniff_wire(path, head)
 
     def open(self, path: Path, display: str, options: Options) -> Store:
-        if zipfile.is_zipfile(path):
+        if _is_zipfile(path):
             return _open_zip(path, display, options.full_replay)
         try:
             state = replay_file(path, full=options.full_replay, fingerprint=options.fingerprint)
@@ -144,7 +146,31 @@ class KimiKind(StoreKind):
         return KimiStore(path, display, [Session(agent, None, state)], readonly=False)
 
 
+# A zip's end-of-central-directory signature; `zipfile.is_zipfile` looks for it in the last 64 KiB
+# (the longest archive comment) plus the 22 bytes of the record.
+_END_OF_ZIP = b"PK\x05\x06"
+_END_WINDOW = (1 << 16) + 22
+
+
+def _is_zipfile(path: Path) -> bool:
+    """`zipfile.is_zipfile(path)`, asked only of a file whose tail holds the end-of-zip signature,
+    so a journal does not load zipfile (start-up, issue 20)."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(size - _END_WINDOW, 0))
+            if _END_OF_ZIP not in fh.read():
+                return False
+    except OSError:
+        pass  # zipfile meets the same failure and answers no
+    import zipfile
+
+    return zipfile.is_zipfile(path)
+
+
 def _open_zip(path: Path, display: str, full: bool) -> KimiStore:
+    import zipfile
+
     try:
         with zipfile.ZipFile(path) as zf:
             sessions = []

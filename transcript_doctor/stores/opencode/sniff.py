@@ -6,7 +6,6 @@ file (and imports the reader) only when the head is SQLite's.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from ...fixes.sqlite import SQLITE_MAGIC
@@ -15,6 +14,8 @@ from ...fixes.sqlite import SQLITE_MAGIC
 def sniff_db(path: Path, head: bytes) -> bool:
     if not head.startswith(SQLITE_MAGIC):
         return False
+    import sqlite3
+
     from ...model import TdocError
     from .reader import MESSAGE_TABLE, PART_TABLE, open_db
 

@@ -25,6 +25,8 @@ ENGINES = {"v1": project_v1, "v2": project_v2}
 
 @dataclass
 class Projection:
+    """The request an engine's history projects to, with its anomalies and each message's sources."""
+
     messages: list[dict]  # request messages, in order
     anomalies: list[dict]  # {kind, toolCallId?, role?, trailing?}, in the order reported
     sources: list[list[int]]  # per request message: the history indices it was built from

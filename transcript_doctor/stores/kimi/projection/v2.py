@@ -39,6 +39,8 @@ class Exchange:
 
 @dataclass
 class OpenCall:
+    """A tool call of the request still waiting for its result."""
+
     exchange: Exchange
     slot: int  # index of the call in the assistant's toolCalls
     opened_at: int  # the pairing's foreign-message count when the call was opened
@@ -52,6 +54,8 @@ Block = Item | Exchange
 
 @dataclass
 class Pairing:
+    """Where v2's pairing of tool calls with their results stands while the request is built."""
+
     last: int  # history index of the last sent non-tool message
     sizing: bool  # no real assistant yet: tool messages are plain messages
     prefix: bool

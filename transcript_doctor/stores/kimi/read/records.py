@@ -9,8 +9,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ....schema import load
-
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
@@ -27,6 +25,8 @@ HISTORY_TYPES = (
 @lru_cache(maxsize=None)
 def _validator(name: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator  # only when a fast check is unsure (it costs start-up)
+
+    from ....schema import load
 
     root = load("kimi-wire")
     return Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": root["$defs"]})

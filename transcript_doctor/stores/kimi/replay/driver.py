@@ -7,7 +7,6 @@ dropped, and at each legacy compaction how many v2-dropped step assistants sat b
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -86,11 +85,17 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> Kim
     with open(path, "rb", buffering=READ_BUFFER) as fh:
         taken = time.time_ns()
         st = os.fstat(fh.fileno())
-        hasher = hashlib.sha256() if fingerprint and not settled(st, taken) else None
+        hasher = _sha256() if fingerprint and not settled(st, taken) else None
         state = replay_stream(path, fh, hasher, full)
     if fingerprint:
         state.fingerprint = Fingerprint.from_stat(st, hasher.hexdigest() if hasher is not None else "", taken)
     return state
+
+
+def _sha256() -> Any:
+    import hashlib  # OpenSSL loads only when a heal asks for the fingerprint, not for a scan (issue 20)
+
+    return hashlib.sha256()
 
 
 def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
