@@ -113,7 +113,7 @@ def head_startswith(text: str, prefix: str | tuple[str, ...]) -> bool:
 
 def starts_with_sentinel(visible: str, *, literal: bool = False) -> bool:
     """The prefix test on the (left-trimmed) visible text: earlier literal or later regex revision."""
-    head = visible.lstrip()
+    head = visible.lstrip() if visible[:1].isspace() else visible
     if literal:
         return head.startswith(EMPTY_RESPONSE_SENTINEL)
     return LEAKED_SENTINEL_PREFIX_RE.match(head) is not None
