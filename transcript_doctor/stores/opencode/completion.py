@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...text import is_blank, js_trim
 
@@ -84,8 +84,9 @@ def visible_text(parts: list[dict[str, Any]]) -> str:
 # --------------------------------------------------------------------------- evidence
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
+    """What one message, or a run merged, shows (immutable; a named tuple: one is built per message)."""
+
     tokens: tuple[float | None, ...] = (None,) * len(TOKEN_FIELDS)
     cost: float | None = None
     finish: str | None = None
