@@ -25,7 +25,6 @@ class Builder:
         self.line = 0
         self._turns: dict[str, Turn] = {}
         self._current: Turn | None = None
-        self._owners: set[int] = set()  # steps touched by the records of the current line
         self._line_steps: list[Step] = []
         self._line_other = False  # the current line holds a record that belongs to no step
 
@@ -35,7 +34,6 @@ class Builder:
         """`apply(record)` (a decoder's) as the record of `line`; its result. A line whose records
         touch several steps, or a step and something else, marks those steps `shared`."""
         self.line = line
-        self._owners.clear()
         steps: list[Step] = []
         self._line_steps = steps
         self._line_other = False
@@ -46,10 +44,11 @@ class Builder:
         return reason
 
     def _own(self, step: Step) -> Step:
-        if not step.lines or step.lines[-1] != self.line:  # lines only grow
-            step.lines.append(self.line)
-        if id(step) not in self._owners:
-            self._owners.add(id(step))
+        """`step` touched by the current line. Lines only grow and only this appends to
+        `step.lines`, so its last entry says whether the line already touched it."""
+        lines = step.lines
+        if not lines or lines[-1] != self.line:
+            lines.append(self.line)
             self._line_steps.append(step)
         return step
 
