@@ -237,12 +237,13 @@ def _checked_call(index: int, call: Any, problems: list[str]) -> Any:
         return call
     bad = [k for k in _CALL_IDS if call.get(k) is not None and not values.is_id(call[k])]
     fn = call.get("function")
+    bad_name = isinstance(fn, dict) and fn.get("name") is not None and not isinstance(fn["name"], str)
+    if not bad and not bad_name:
+        return call
     fixed = {**call, **{k: None for k in bad}}
-    if isinstance(fn, dict) and fn.get("name") is not None and not isinstance(fn["name"], str):
+    if bad_name:
         fixed["function"] = {**fn, "name": None}
         bad.append("function.name")
-    if not bad:
-        return call
     problems.append(f"tool call {index} has {', '.join(bad)} of a type that is not text; read as null")
     return fixed
 
