@@ -13,7 +13,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_doctor.stores.hermes.reader import MESSAGE_COLUMNS, _checked_row, row_from_values
+from transcript_doctor.stores.hermes.rows import MESSAGE_COLUMNS, _checked_row, row_from_values
 
 TEXTS = st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["", " ", "\x00json:[]", "\x00json:{bad", "\x00x"]))
 INTS = st.one_of(st.integers(-3, 3), st.sampled_from([2**63 - 1, -(2**63), 2**64, -(2**63) - 1]))
@@ -64,7 +64,7 @@ def _row(**cells: object) -> tuple:
 
 
 def test_ordinary_rows_take_the_plain_path_and_match() -> None:
-    from transcript_doctor.stores.hermes.reader import _plain_row
+    from transcript_doctor.stores.hermes.rows import _plain_row
 
     rows = [
         _row(id=1, session_id="s", role="user", content="run the build", timestamp=1.5e9, active=1),
@@ -80,7 +80,7 @@ def test_ordinary_rows_take_the_plain_path_and_match() -> None:
 
 
 def test_rows_that_need_repair_leave_the_plain_path() -> None:
-    from transcript_doctor.stores.hermes.reader import _plain_row
+    from transcript_doctor.stores.hermes.rows import _plain_row
 
     needing = [
         _row(id=1, session_id="s", role="user", content="\x00json:[1]"),  # encoded content

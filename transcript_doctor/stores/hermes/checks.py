@@ -25,8 +25,8 @@ from .content import (
     visible_text_for_sentinel_check,
 )
 from .editor import HermesEditor, fix_signature
-from .reader import Row
 from .resume import Entry, build, turns
+from .rows import Row
 from .scaffolding import find_markers, marker_evidence
 from .thinking import has_content_after_think_block, has_inline_thinking, strip_think_blocks
 

@@ -25,7 +25,8 @@ from .content import (
     part_type,
     resumed_text,
 )
-from .reader import Row, SessionInfo
+from .reader import SessionInfo
+from .rows import Row
 
 REQUEST_OFFSET = 1  # Hermes sends [system prompt, *history]
 HARNESS_PREFIXES = (

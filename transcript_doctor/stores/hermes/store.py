@@ -18,8 +18,9 @@ from ..collector import paused_per_item
 from ..options import SqliteOptions
 from . import plan
 from .checks import SessionScan, scan_session, session_pass
-from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
+from .reader import KNOWN_SCHEMA_VERSION, Database, SessionInfo, is_hermes_schema, open_database
 from .replay import replay_session
+from .rows import Row, group_by_session
 from .sniff import sniff_db, sniff_export
 
 
