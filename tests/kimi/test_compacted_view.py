@@ -30,6 +30,19 @@ def _message(kind: str, cost: int, serial: int) -> dict[str, Any]:
     return {"role": "assistant", "content": [{"type": "text", "text": f"a{serial}"}]}
 
 
+def _newest_users_walk(entries: list[dict[str, Any]], floor: int) -> list[dict[str, Any]]:
+    """The reference: compactable users newest first until their running total reaches the
+    budget (the one reaching it too), in journal order."""
+    kept: list[dict[str, Any]] = []
+    total = 0
+    for m in reversed(cx.compactable_users(entries[:-1], floor)):
+        kept.append(m)
+        total += m.get("_est") or cx.est_message(m)
+        if total >= cx.MAX_USER_TOKENS:
+            break
+    return kept[::-1]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(STEP, max_size=60))
 def test_incremental_view_equals_the_full_walk(steps: list[tuple[str, int]]) -> None:
@@ -47,6 +60,7 @@ def test_incremental_view_equals_the_full_walk(steps: list[tuple[str, int]]) -> 
             ]
             entries.append(cx.summary_message(f"summary {serial}"))
             full, _ = compacted_view(entries, floor)
+            assert [id(m) for m in full[:-1]] == [id(m) for m in _newest_users_walk(entries, floor)]
             fast, view = compacted_view(entries, floor, view)
             assert [id(m) for m in fast] == [id(m) for m in full]
             assert view.pre[-1] - view.pre[0] == sum(m["_est"] for m in view.kept)

@@ -89,20 +89,25 @@ def test_the_hot_path_takes_the_common_records() -> None:
     """Guard against a hot path that silently never runs (the equivalence test would still pass)."""
     from transcript_doctor.stores.kimi.replay import hot_path
 
-    taken = []
-    original = hot_path.HotPath.take
+    taken: list[tuple[str, bool]] = []
+    originals = {name: getattr(hot_path.HotPath, name) for name in ("loop_event", "message")}
 
-    def counting(self: hot_path.HotPath, *args: Any) -> bool:
-        done = original(self, *args)
-        taken.append(done)
-        return done
+    def counting(name: str) -> Any:
+        def handler(self: hot_path.HotPath, *args: Any) -> bool:
+            done = originals[name](self, *args)
+            taken.append((name, done))
+            return bool(done)
+        return handler
 
-    hot_path.HotPath.take = counting  # type: ignore[method-assign]
+    for name in originals:
+        setattr(hot_path.HotPath, name, counting(name))
     try:
-        replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
+        state = replay_stream(PATH, io.BytesIO(_plain_journal()), full=False)
     finally:
-        hot_path.HotPath.take = original  # type: ignore[method-assign]
-    assert taken and all(taken)
+        for name, original in originals.items():
+            setattr(hot_path.HotPath, name, original)
+    assert {name for name, _ in taken} == {"loop_event", "message"} and all(done for _, done in taken)
+    assert len(taken) == state.stats.records - 1  # every record but the header
 
 
 def _plain_journal() -> bytes:
@@ -187,3 +192,69 @@ def test_an_unhashable_id_left_by_an_invalid_record_does_not_break_the_hot_path(
     reference = replay_stream(PATH, io.BytesIO(journal), full=False, hot_path=False)
     assert snapshot(fast) == snapshot(reference)
     assert not fast.crash and fast.v1.errors
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(journals(), EDITS)
+def test_the_engines_kept_users_ledger_lists_what_a_walk_lists(data: bytes, edits: list) -> None:
+    """Each engine remembers the users its last compaction kept and walks only what follows the
+    summary; at every compaction that must be the full walk's list (by identity)."""
+    from transcript_doctor.stores.kimi.engines import compaction as cx
+
+    original = cx.KeptUsers.users_of
+
+    def checked(self: cx.KeptUsers, history: list) -> list:
+        ours = original(self, history)
+        assert [id(m) for m in ours] == [id(m) for m in cx.compactable_users(history)]
+        return ours
+
+    cx.KeptUsers.users_of = checked  # type: ignore[method-assign]
+    try:
+        for full in (False, True):
+            replay_stream(PATH, io.BytesIO(mutate(data, edits)), full=full)
+    finally:
+        cx.KeptUsers.users_of = original  # type: ignore[method-assign]
+
+
+def _loop(event: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "context.append_loop_event", "event": event, "time": 1}
+
+
+TEXT = {"type": "text", "text": "said"}
+SHARED_CASES = {
+    # v2 settles s1 at s2's begin while v1 keeps s1 open: the late part is v1's alone
+    "settled-by-begin": [("step.begin", "s1"), ("content.part", "s1"), ("step.begin", "s2"), ("content.part", "s1"),
+                         ("step.end", "s1"), ("step.end", "s2")],
+    # a failed end closes the step in v1 only: the part after it is v2's alone
+    "failed-end": [("step.begin", "s1"), ("content.part", "s1"), ("step.end-error", "s1"), ("content.part", "s1")],
+    # a step.end for another step: v2 settles s1, v1 keeps it open
+    "end-of-another": [("step.begin", "s1"), ("step.end", "s9"), ("content.part", "s1"), ("tool.call", "s1")],
+    # a record of the general path between two parts, then the journal ends with the step open
+    "general-between": [("step.begin", "s1"), ("content.part", "s1"), ("other-agent-part", "s1"),
+                        ("content.part", "s1")],
+}
+
+
+def _shared_case(ops: list[tuple[str, str]]) -> bytes:
+    records: list[dict[str, Any]] = [{"type": "metadata", "protocol_version": "1.4", "created_at": 1}]
+    for n, (kind, uuid) in enumerate(ops):
+        if kind in ("step.begin", "step.end"):
+            records.append(_loop({"type": kind, "uuid": uuid, "turnId": "1", "finishReason": "end_turn"}))
+        elif kind == "step.end-error":
+            records.append(_loop({"type": "step.end", "uuid": uuid, "finishReason": "error"}))
+        elif kind == "content.part":
+            records.append(_loop({"type": kind, "stepUuid": uuid, "part": {**TEXT, "text": f"said {n}"}}))
+        elif kind == "tool.call":
+            records.append(_loop({"type": kind, "stepUuid": uuid, "toolCallId": f"c{n}", "name": "Bash", "args": {}}))
+        else:
+            records.append({**_loop({"type": "content.part", "stepUuid": uuid, "part": TEXT}), "agentId": "other"})
+    return b"\n".join(orjson.dumps(r) for r in records) + b"\n"
+
+
+def test_a_step_message_both_engines_share_splits_where_they_part() -> None:
+    for name, ops in SHARED_CASES.items():
+        journal = _shared_case(ops)
+        fast = replay_stream(PATH, io.BytesIO(journal), full=False)
+        reference = replay_stream(PATH, io.BytesIO(journal), full=False, hot_path=False)
+        assert snapshot(fast) == snapshot(reference), name
+        assert fast.v1.history != fast.v2.history, name  # each case makes the engines part

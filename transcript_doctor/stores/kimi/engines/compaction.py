@@ -4,8 +4,11 @@ summary and elision messages, and the transcript's `foldedLength` recovery."""
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate, compress, repeat
+from operator import not_
 from typing import Any
 
 from ..read.js_stringify import js_stringify
@@ -46,8 +49,46 @@ def is_real_user_input(m: Msg) -> bool:
 
 def compactable_users(messages: list[Msg], start: int = 0) -> list[Msg]:
     """The messages from `start` on that a kept-users compaction can keep, in order: real user
-    input (which is never a compaction summary)."""
-    return [m for m in messages[start:] if m.get("role") == "user" and is_real_user_input(m)]
+    input (which is never a compaction summary). History messages are dicts, and few of them
+    are users: their roles are read in one C-level pass and only the users are looked at."""
+    segment = messages[start:] if start else messages
+    roles = list(map(dict.get, segment, repeat("role")))
+    users: list[Msg] = []
+    i = -1
+    for _ in range(roles.count("user")):
+        i = roles.index("user", i + 1)
+        if is_real_user_input(segment[i]):
+            users.append(segment[i])
+    return users
+
+
+class KeptUsers:
+    """The compactable users a live history's last compaction left before its summary.
+
+    A compaction puts its summary at a known place (first in the legacy shape, last in the
+    kept-users shape), after the users it kept. Nothing is ever inserted before it and an undo
+    stops at it (or takes it too), so while that place still holds that summary the users
+    before it are the ones remembered, and a later compaction walks only what follows it.
+    """
+
+    __slots__ = ("summary", "at", "users")
+
+    def __init__(self) -> None:
+        self.summary: Msg | None = None
+        self.at = 0
+        self.users: list[Msg] = []
+
+    def users_of(self, history: list[Msg]) -> list[Msg]:
+        """`compactable_users(history)`."""
+        at = self.at
+        if self.summary is not None and len(history) > at and history[at] is self.summary:
+            return self.users + compactable_users(history, at + 1)
+        return compactable_users(history)
+
+    def remember(self, shape: list[Msg], at: int, kept: list[Msg]) -> None:
+        """A compaction made `shape`, its summary at `at`, keeping the users `kept` before it."""
+        summary = shape[at]
+        self.summary, self.at, self.users = summary, at, kept + compactable_users([summary])
 
 
 # --------------------------------------------------------------------------- token estimate
@@ -137,45 +178,71 @@ class Selection:
     omitted: int = 0
 
 
+def costs_of(messages: list[Msg]) -> list[int]:
+    """Each message's token estimate: the cached ones (`_est`, users) read in one C-level pass,
+    the rest worked out (`m.get("_est") or est_message(m)`, message by message)."""
+    costs = list(map(dict.get, messages, repeat("_est")))
+    if not all(costs):
+        for i in compress(range(len(costs)), map(not_, costs)):
+            costs[i] = est_message(messages[i])
+    return costs
+
+
+def _newest_within(costs: list[int], budget: int) -> tuple[int, int]:
+    """A walk from the newest message that takes each whole message while the budget lasts:
+    (how many it takes whole, the budget left for the next one, which it cuts). From the
+    running totals of the newest messages: estimates are never negative, so the totals rise."""
+    newest = list(accumulate(reversed(costs)))
+    k = bisect_left(newest, budget)  # the first total that reaches the budget
+    if k < len(newest) and newest[k] == budget:
+        return k + 1, 0  # that one fits exactly: nothing is left to cut the next with
+    return k, budget - (newest[k - 1] if k else 0)
+
+
 def select_recent(messages: list[Msg], budget: int = MAX_USER_TOKENS) -> list[Msg]:
-    """Tail-only selection: newest first while budget remains; the boundary keeps its beginning."""
-    picked = select_oldest(messages[::-1], budget)
-    picked.reverse()
-    return picked
+    """Tail-only selection: newest first while budget remains; the boundary keeps its beginning.
+    (The walk of `select_oldest` over the reversed list, from running totals.)"""
+    if budget <= 0:
+        return []
+    whole, left = _newest_within(costs_of(messages), budget)
+    n = len(messages)
+    if whole >= n or left <= 0:
+        return messages[n - whole:] if whole else []
+    boundary = messages[n - whole - 1]
+    return [truncated(boundary, _prefix_within(_text_of(boundary), left)), *messages[n - whole:]]
 
 
 def select_head_tail(
     messages: list[Msg], budget: int = MAX_USER_TOKENS, head_budget: int = HEAD_USER_TOKENS
 ) -> Selection:
     """Head/tail selection: the oldest input and the most recent, with the middle elided."""
-    costs = [m.get("_est") or est_message(m) for m in messages]  # cached on users: skip the call
+    costs = costs_of(messages)
     total = sum(costs)
     if total <= budget:
         return Selection(tail=list(messages))
-    tail: list[Msg] = []
-    remaining = budget - head_budget
-    i = len(messages) - 1
-    candidates: list[Msg] = []
-    while i >= 0 and remaining > 0:
-        if costs[i] <= remaining:
-            tail.append(messages[i])
-            remaining -= costs[i]
-            i -= 1
-            continue
-        text = _text_of(messages[i])
-        end = _suffix_within(text, remaining)
-        tail.append(truncated(messages[i], end))
-        rest = text[: len(text) - len(end)]
-        # The cut-off beginning is a head candidate only when it is non-empty (docs/kimi-code.md
-        # §Compaction): a boundary whose whole text fits but whose media do not adds nothing.
-        candidates = [*messages[:i], truncated(messages[i], rest)] if rest else list(messages[:i])
-        i = -2
-    if i != -2:
-        candidates = list(messages[: i + 1])
-    tail.reverse()
+    tail, candidates = _tail_and_rest(messages, costs, budget - head_budget)
     head = select_oldest(candidates, head_budget)
-    kept = sum(est_message(m) for m in head + tail)
+    kept = sum(costs_of(head + tail))
     return Selection(head=head, tail=tail, elided=True, omitted=max(0, total - kept))
+
+
+def _tail_and_rest(messages: list[Msg], costs: list[int], budget: int) -> tuple[list[Msg], list[Msg]]:
+    """The newest messages within `budget` (the boundary keeps its end), and what is left for the
+    head: the older messages, and the boundary's cut-off beginning when it is non-empty
+    (docs/kimi-code.md §Compaction: a boundary whose whole text fits but whose media do not adds
+    nothing)."""
+    if budget <= 0:
+        return [], list(messages)
+    whole, left = _newest_within(costs, budget)
+    n = len(messages)
+    b = n - whole - 1  # the boundary (total > budget: there is one unless a total fit exactly)
+    if left <= 0:
+        return messages[b + 1:], messages[: b + 1]
+    text = _text_of(messages[b])
+    end = _suffix_within(text, left)
+    rest = text[: len(text) - len(end)]
+    candidates = [*messages[:b], truncated(messages[b], rest)] if rest else messages[:b]
+    return [truncated(messages[b], end), *messages[b + 1:]], candidates
 
 
 def select_oldest(messages: list[Msg], budget: int) -> list[Msg]:

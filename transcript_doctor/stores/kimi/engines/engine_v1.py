@@ -41,6 +41,7 @@ class EngineV1:
         self.pending: dict[Any, None] = {}
         self.deferred: list[Msg] = []
         self.swarm_trigger: Any = None
+        self.kept = cx.KeptUsers()  # the users the last compaction kept (an O(new) user walk)
         self.seen_header = False
 
     def reset(self) -> None:
@@ -108,7 +109,7 @@ class EngineV1:
             self.error(line, text)
             self.record_errors.append((line, text))
             return
-        self.history[:] = compaction_shape_v1(self.history, data, line)
+        self.history[:] = compaction_shape_v1(self.history, data, line, self.kept)
         self.reset()
 
     def _swarm_exit(self, data: dict[str, Any], line: int) -> None:
@@ -204,15 +205,20 @@ def undo_walk(messages: list[Msg], count: Any, floor: int = 0) -> int:
     return removed
 
 
-def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int) -> list[Msg]:
+def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int,
+                        kept: cx.KeptUsers | None = None) -> list[Msg]:
     """v1's shape. The summary message's text is `contextSummary ?? summary` as it is: an object
-    summary makes a text part whose text is that object (the v1 projection throws on it)."""
+    summary makes a text part whose text is that object (the v1 projection throws on it).
+    `kept`: the live history's ledger of kept users (read, then updated)."""
     summary = cx.summary_message(cx.live_summary(record))
     summary["_src"] = ("rec", line)
     count = record.get("compactedCount")
     if "keptUserMessageCount" not in record and cx.is_number(count) and count < len(history):
-        return [summary, *history[cx.slice_start(count, len(history)) :]]
-    users = cx.compactable_users(history)
+        shape = [summary, *history[cx.slice_start(count, len(history)) :]]
+        if kept is not None:
+            kept.remember(shape, 0, [])
+        return shape
+    users = kept.users_of(history) if kept is not None else cx.compactable_users(history)
     if "keptHeadUserMessageCount" not in record:  # `=== undefined`: a null means head/tail
         selection = cx.Selection(tail=cx.select_recent(users))
     else:
@@ -220,6 +226,8 @@ def compaction_shape_v1(history: list[Msg], record: dict[str, Any], line: int) -
     shape = cx.kept_users_shape(selection, summary)
     for m in shape:
         m.setdefault("_src", ("rec", line))
+    if kept is not None:
+        kept.remember(shape, len(shape) - 1, selection.head + selection.tail)
     return shape
 
 

@@ -24,6 +24,7 @@ class EngineV2:
         self.fold = LoopFold(Sink(self.history), on_drop)
         self.fold.begin_settles = self.begin_settles = {}  # step uuid -> the open step its begin settled
         self.agent_id = agent_id
+        self.kept = cx.KeptUsers()  # the users the last compaction kept (an O(new) user walk)
         self.skipped: list[int] = []  # lines of records v2 skips (schema or agent mismatch)
 
     def apply(self, rtype: str | None, data: dict[str, Any], line: int, msg: Msg | None = None,
@@ -69,7 +70,7 @@ class EngineV2:
             self.fold.reset()
 
     def _compaction(self, data: dict[str, Any], line: int) -> None:
-        self.history[:] = compaction_shape_v2(self.history, data, line)
+        self.history[:] = compaction_shape_v2(self.history, data, line, self.kept)
         self.fold.reset()
 
     def _swarm_exit(self, data: dict[str, Any], line: int) -> None:
@@ -119,7 +120,9 @@ def _owned_injection(m: Msg, owner: Any) -> bool:
     return cx.is_injection(m) and isinstance(origin, dict) and origin.get("ownerPromptId") == owner
 
 
-def compaction_shape_v2(history: list[Msg], record: dict[str, Any], line: int) -> list[Msg]:
+def compaction_shape_v2(history: list[Msg], record: dict[str, Any], line: int,
+                        kept: cx.KeptUsers | None = None) -> list[Msg]:
+    """v2's shape (`kept`: the live history's ledger of kept users, read, then updated)."""
     summary_obj = record.get("summary")
     legacy = record.get("legacyTail")
     if not isinstance(legacy, bool):
@@ -133,9 +136,15 @@ def compaction_shape_v2(history: list[Msg], record: dict[str, Any], line: int) -
         start = record.get("compactedCount")
         if not cx.is_number(start):
             start = record.get("count")
-        return [summary, *history[cx.slice_start(start, len(history)) :]]
-    selection = cx.select_head_tail(cx.compactable_users(history))
-    return _tag(cx.kept_users_shape(selection, summary), line)
+        shape = [summary, *history[cx.slice_start(start, len(history)) :]]
+        if kept is not None:
+            kept.remember(shape, 0, [])
+        return shape
+    selection = cx.select_head_tail(kept.users_of(history) if kept is not None else cx.compactable_users(history))
+    shape = _tag(cx.kept_users_shape(selection, summary), line)
+    if kept is not None:
+        kept.remember(shape, len(shape) - 1, selection.head + selection.tail)
+    return shape
 
 
 def _tag(messages: list[Msg], line: int) -> list[Msg]:

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from transcript_doctor.text import js_trim
+from transcript_doctor.text import JS_WHITESPACE, js_trim
 
 
 def _blank(value: Any) -> bool:
-    """A missing or non-string field counts as empty text; otherwise JS-trim it."""
-    return not isinstance(value, str) or js_trim(value) == ""
+    """A missing or non-string field counts as empty text; otherwise JS-trim it (a text that
+    starts with a non-blank character is not blank: no copy of a long text)."""
+    if value.__class__ is not str:
+        return not isinstance(value, str)
+    return not value or (value[0] in JS_WHITESPACE and js_trim(value) == "")
 
 
 def is_blank_text(part: Any) -> bool:

@@ -8,7 +8,7 @@ exceptions. The metadata header is recognised and in-memory migrations that touc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import orjson
 from .... import values
 
 READ_BUFFER = 1 << 20  # line iteration over a 1 MiB buffer costs half what the default 8 KiB costs
+LONG_LINE = 1600  # from here on, finding a line's braces one by one beats counting its bytes
 KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 LATEST_VERSION = "1.5"
 
@@ -107,21 +108,26 @@ def _body(raw: bytes) -> bytes:
     return raw
 
 
-def read_records(fh: Iterable[bytes], stats: ReadStats,
-                 take: Callable[[int, int, str | None, dict[str, Any]], bool] | None = None
-                 ) -> Iterator[Record | LineProblem]:
+Take = Callable[[int, int, dict[str, Any]], bool]
+
+
+def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] | None = None,
+                 keep: Container[str | None] = ()) -> Iterator[Record | LineProblem]:
     """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
     line ending as trailing whitespace); the header's version decides the in-memory migrations.
 
-    `take(line, offset, type, data)`, when given, sees every record after the first (migrated)
-    before a `Record` is made for it; when it returns True the record is consumed (the replay's
-    hot path) and not yielded."""
+    With `hot` (the replay's hot path), every record after the first (migrated) is handled in
+    this loop before a `Record` is made for it: a record whose type has a handler in `hot` is
+    offered to it, `handler(line, offset, data)`, and consumed when it returns True; a record of
+    any other type not in `keep` is consumed unread. The rest are yielded."""
     migrate_1_0 = False
     first = True
     offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
-    may_be_deep, depth_exceeds, deep_text = values.may_be_deep, values.depth_exceeds, 2 * values.MAX_DEPTH
+    depth_exceeds = values.depth_exceeds
+    deep_text = 2 * values.MAX_DEPTH  # fewer bytes cannot hold that many brackets and their closes
+    deep_objects = 5 * values.MAX_DEPTH  # nor, with no `[`, that many objects (see _may_be_deep)
     crlf = False
     try:
         for raw in fh:
@@ -130,13 +136,16 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
             offset += len(raw)
             if update is not None:
                 update(raw)
-            if raw[-1:] != b"\n":
-                stats.final_newline = False
-            elif not crlf and raw[-2:-1] == b"\r":  # (a one-byte slice is a cached object)
-                crlf = stats.crlf = True
+            if raw[-2:] != b"}\n":  # the commonest ending settles both questions at once
+                if raw[-1:] != b"\n":
+                    stats.final_newline = False
+                elif not crlf and raw[-2:-1] == b"\r":  # (a one-byte slice is a cached object)
+                    crlf = stats.crlf = True
             try:
                 obj = loads(raw)
-                if offset - start >= deep_text and may_be_deep(raw) and depth_exceeds(obj):
+                size = offset - start
+                maybe_deep = size >= deep_objects or (size >= deep_text and 91 in raw)  # _may_be_deep's first test
+                if maybe_deep and _may_be_deep(raw) and depth_exceeds(obj):
                     raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
                 body = _body(raw)
@@ -170,13 +179,36 @@ def read_records(fh: Iterable[bytes], stats: ReadStats,
                 continue
             if migrate_1_0 and rtype == "context.append_message":
                 flatten_tool_calls(obj.get("message"))
-            if take is not None and take(number, start, rtype, obj):
-                continue
+            if hot is not None:
+                handler = hot.get(rtype)  # type: ignore[arg-type]
+                if handler is not None:
+                    if handler(number, start, obj):
+                        continue
+                elif rtype not in keep:
+                    continue
             yield Record(number, start, rtype, obj)
     finally:  # also when the consumer stops early: the counts cover what was read
         stats.records += records
         stats.lines = number
         stats.bytes = offset
+
+
+def _may_be_deep(raw: bytes) -> bool:
+    """`values.may_be_deep` (enough brackets to nest beyond `values.MAX_DEPTH`), cheaper tests
+    first: counting a byte is a slow loop, looking for one given as a number is a memchr. With
+    no `[` (most records) the nesting is objects alone, each but the innermost with a key, so
+    each level takes at least five bytes (`{"":` and its `}`)."""
+    limit = values.MAX_DEPTH
+    if 91 in raw:  # b"["
+        return raw.count(b"{") + raw.count(b"[") > limit
+    if len(raw) < LONG_LINE:
+        return len(raw) >= 5 * limit and raw.count(b"{") > limit
+    at = -1  # a long line (a tool's output): find its few braces one memchr at a time
+    for _ in range(limit + 1):
+        at = raw.find(123, at + 1)  # b"{"
+        if at < 0:
+            return False
+    return True
 
 
 def _describe(exc: Exception) -> str:

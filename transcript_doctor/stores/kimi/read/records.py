@@ -151,6 +151,8 @@ EVENT_FAST: dict[str, Any] = {
 }
 envelope_ok = _envelope_ok
 message_ok = _message_ok
+part_ok = _part_ok
+parts_ok = _parts_ok
 
 
 def _event_ok(e: Any) -> bool:

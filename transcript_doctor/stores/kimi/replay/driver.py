@@ -7,9 +7,13 @@ dropped, and at each legacy compaction how many v2-dropped step assistants sat b
 
 from __future__ import annotations
 
+import gc
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,7 +29,7 @@ from ..read.reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, a
 from ..read.records import HISTORY_TYPES, is_valid_v2
 from ..transcript.live_mirror import DIVERGENT, Mirror, NoTranscript
 from ..transcript.reducers import TranscriptV1, TranscriptV2
-from .hot_path import HotPath
+from .hot_path import READ_TYPES, HotPath
 from .step_index import NoStepIndex, StepIndex
 
 
@@ -111,7 +115,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     check but C202 can run on the result (a heal's verification replay of a journal to write).
     """
     state = KimiReplay(path=path, full=full, engines_only=engines_only and not full)
-    state.v2 = EngineV2(agent_id_for(path), on_drop=lambda uuid, line: state.v2_dropped.__setitem__(uuid, line))
+    state.v2 = EngineV2(agent_id_for(path), on_drop=state.v2_dropped.__setitem__)  # (no cycle through state)
     if state.engines_only:
         state.steps = NoStepIndex()
         state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
@@ -127,13 +131,35 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
         state.m2 = Mirror(state.t2, state.v2, "v2")
     state.stats.hasher = hasher
     hot = HotPath(state) if hot_path and not full else None
-    for item in read_records(fh, state.stats, hot.take if hot is not None else None):
+    routes = hot.routes() if hot is not None else None
+    collecting = gc.isenabled()
+    gc.disable()  # see _stream
+    try:
+        _stream(state, read_records(fh, state.stats, routes, READ_TYPES), hot)
+    finally:
+        if collecting:
+            gc.enable()
+        if hot is not None:
+            hot.release()
+    _finish(state)
+    return state
+
+
+def _stream(state: KimiReplay, items: Iterator[Record | LineProblem], hot: HotPath | None) -> None:
+    """Feed the general path what the hot path did not take.
+
+    The loop allocates an object or more per record and frees them by reference counting; JSON
+    values are trees and no fold links back to what holds it, so the loop makes no reference
+    cycles. The cyclic collector, which would run every few hundred allocations and find
+    nothing, stays off meanwhile (a tenth of a scan's time on short records).
+    """
+    for item in items:
         if item.__class__ is Record:
+            if hot is not None:
+                hot.split()  # the general path sees each engine's own messages
             _feed(state, item)  # type: ignore[arg-type]
             if hot is not None:
                 hot.reopen()
-    _finish(state)
-    return state
 
 
 def _feed(state: KimiReplay, rec: Record) -> None:
@@ -197,7 +223,7 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
         return
     history = state.v1.history
     cut = max(0, min(int(count), len(history)))
-    vacuous = [m["_src"][1] for m in history[:cut] if _is_vacuous_step(m)]
+    vacuous = _vacuous_step_uuids(history[:cut])
     dropped = [u for u in vacuous if u in state.v2_dropped]
     tail = "keptUserMessageCount" not in record and count < len(history)
     after = history[max(int(count), 0):] if tail else []
@@ -220,8 +246,27 @@ def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None
     )
 
 
+def _vacuous_step_uuids(messages: list[Msg]) -> list[Any]:
+    """The uuids of the vacuous step assistants among `messages`, in order. Only the steps are
+    looked at: where each message came from is read in one C-level pass."""
+    try:
+        kinds = list(map(itemgetter(0), map(dict.get, messages, repeat("_src"))))
+    except (TypeError, IndexError):  # a message without a source (none is made so): one by one
+        return [m["_src"][1] for m in messages if _is_vacuous_step(m)]
+    uuids = []
+    i = -1
+    for _ in range(kinds.count("step")):
+        i = kinds.index("step", i + 1)
+        if _is_vacuous_step(messages[i]):
+            uuids.append(messages[i]["_src"][1])
+    return uuids
+
+
 def _is_vacuous_step(m: Msg) -> bool:
-    return _src_kind(m) == "step" and not m.get("toolCalls") and is_vacuous_content(m.get("content") or [])
+    if m.get("toolCalls"):  # the cheapest test first: most steps of a history make calls or say something
+        return False
+    src = m.get("_src")
+    return bool(src) and src[0] == "step" and is_vacuous_content(m.get("content") or [])
 
 
 def message_key(m: Msg) -> tuple[Any, ...] | None:
@@ -258,6 +303,7 @@ def _finish(state: KimiReplay) -> None:
     for mirror in (state.m1, state.m2):
         if mirror is not None:
             mirror.sync()  # the transcripts see no end-of-resume close
+    state.steps.seal()
     state.v1_before_finish = list(state.v1.history)
     if "v1" not in state.crash:
         state.v1.finish()

@@ -1,40 +1,69 @@
-"""The replay's hot path: one dispatch per record for the records a journal is made of.
+"""The replay's hot path: one fused handler per record for the records a journal is made of.
 
 Most records are well-formed loop events of the five known kinds and appended messages; many of
 the rest are types no replay reads (`turn.prompt`, `usage.record`, ...). The general path
 (`driver._feed`) handles each record through several layers: validate it, index its step, then
 hand it to each engine's `apply`, which dispatches on the record type and again on the event
-kind. Here the reader offers each record before it even makes a `Record` of it; a loop event's
-kind is looked up once and its four handlers - the schema's fast "certainly valid" check, the
-step index, the v1 fold and the v2 fold - are called directly, and a message goes straight to
-both folds.
+kind. Here the reader offers each record before it even makes a `Record` of it, and one handler
+per loop-event kind does all of that inline: it checks the fields the schema's fast check reads
+(exactly those, so it takes only records that check would call valid), indexes the step, and
+applies the v1 and the v2 fold to the engines' state directly.
 
-Anything unusual returns False and takes the general path instead: a record the fast check is
-not sure about, a record for another agent, an engine that already failed, a transcript reducer
-that is folding by itself (see transcript/live_mirror.py), any other history record (compaction, undo, clear,
-swarm mode). The reader never offers the journal's first record. Both paths leave the same state
-behind; `tests/kimi/test_route.py` pins that on generated journals.
+Anything unusual returns False before anything changed, and the general path takes the record:
+a record the fast check is not sure about, a record for another agent, an engine that already
+failed, a transcript reducer that is folding by itself (see transcript/live_mirror.py), any other
+history record (compaction, undo, clear, swarm mode). The reader never offers the journal's first
+record. Both paths leave the same state behind; `tests/kimi/test_route.py` pins that on generated
+journals, hostile records mixed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
-from ..engines.messages import appended
-from ..read.records import EVENT_FAST, HISTORY_TYPES, envelope_ok, message_ok
+from ..engines.messages import appended, tool_call, tool_message
+from ..read.reader import Take
+from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
+from .step_index import OTHERS, VACUOUS, NoStepIndex
 
 if TYPE_CHECKING:
     from .driver import KimiReplay
 
 LOOP = "context.append_loop_event"
 MESSAGE = "context.append_message"
-Handler = Callable[[dict[str, Any], int], None]
+READ_TYPES = frozenset((*HISTORY_TYPES, "swarm_mode.enter"))  # the record types a replay reads
+FAILED = ("interrupted", "error")  # finish reasons that leave a v2 step open (loop_fold.FAILED_FINISH)
+_MISSING = object()
+
+
+def _blank(text: str) -> bool:
+    """`vacuous._blank` for a string (JS trim; a text starting with a non-blank is not blank)."""
+    return not text or (text[0] in JS_WHITESPACE and not js_trim(text))
+
+
+def _vacuous(part: dict[str, Any]) -> bool:
+    """`vacuous.is_vacuous_part` for a part `_part_valid` accepted."""
+    kind = part.get("type")
+    if kind == "text":
+        return _blank(part["text"])
+    if kind == "think":
+        return "encrypted" not in part and _blank(part["think"])
+    return False
+
+
+def _step_fields_valid(event: dict[str, Any]) -> bool:
+    """`records._step_event_ok` but for the uuid (a string), for step.begin and step.end."""
+    turn = event.get("turnId", _MISSING)
+    step = event.get("step", _MISSING)
+    finish = event.get("finishReason", _MISSING)
+    return ((turn is _MISSING or turn.__class__ is str) and (step is _MISSING or step.__class__ is int)
+            and (finish is _MISSING or finish.__class__ is str))
 
 
 class HotPath:
-    """Per event kind: (fast validity check, step-index handler, v1 handler, v2 handler)."""
+    """The fused handlers, bound to one replay's engines and step index."""
 
     def __init__(self, state: KimiReplay) -> None:
         assert state.m1 is not None and state.m2 is not None, "the hot path serves light replays"
@@ -42,13 +71,22 @@ class HotPath:
         self.crash = state.crash
         self.open = True  # both engines healthy, both transcript reducers mirroring: see reopen()
         self.same_agent = state.v2.same_agent
-        on_v1 = state.v1.event_handlers()
-        on_v2 = state.v2.fold.event_handlers()
-        self.routes: dict[str, tuple[Callable[[dict[str, Any]], bool], Any, Handler, Handler]] = {
-            kind: (check, state.steps.handler(kind), on_v1[kind], on_v2[kind]) for kind, check in EVENT_FAST.items()
-        }
-        self.push_v1 = state.v1.push_appended
-        self.push_v2 = state.v2.fold.append_message
+        self.v1 = state.v1
+        self.fold = state.v2.fold
+        assert self.fold._push == state.v2.history.append, "the live v2 fold pushes onto its history"
+        self.index = None if isinstance(state.steps, NoStepIndex) else state.steps
+        # The containers the handlers touch, looked up once: none of them is ever replaced
+        # (the engines clear them, or assign slices).
+        self.records = self.index.records if self.index is not None else None
+        self.open1, self.pending1, self.history1 = state.v1.open_steps, state.v1.pending, state.v1.history
+        self.pending2, self.history2 = self.fold.pending, state.v2.history
+        # The step v1 and v2 opened together at a step.begin taken here holds one message in both
+        # histories while every record of it reaches both (see `split`).
+        self.twin: dict[str, Any] | None = None
+        self.twin_at = -1  # its index in the v2 history
+        self.kinds = {"step.begin": self._step_begin, "step.end": self._step_end,
+                      "content.part": self._content_part, "tool.call": self._tool_call,
+                      "tool.result": self._tool_result}
 
     def reopen(self) -> None:
         """Called after the general path applied a record: it may have failed an engine or set a
@@ -56,56 +94,257 @@ class HotPath:
         m1, m2 = self.state.m1, self.state.m2
         self.open = not self.crash and not m1.active and not m2.active  # type: ignore[union-attr]
 
-    def take(self, line: int, offset: int, rtype: str | None, data: dict[str, Any]) -> bool:
-        """Apply a record (never the journal's first); False when the general path must do it."""
-        if rtype != LOOP:
-            if rtype == MESSAGE:
-                return self._message(line, data)
-            return rtype not in HISTORY_TYPES and rtype != "swarm_mode.enter"  # no replay reads these
+    def release(self) -> None:
+        """The replay has ended: v2 gets its own open step message back, and the handler table
+        goes (its bound methods hold this object, a cycle that would keep the whole replay alive
+        until the cyclic collector ran)."""
+        self.split()
+        self.kinds = {}
+
+    def split(self) -> None:
+        """End the sharing of the open step's message: v2 gets its own copy, marked partial.
+
+        A step both engines opened at the same step.begin gets one message, in both histories:
+        v2's differs from v1's only by its `partial` mark, which the v2 fold drops when it settles
+        the step normally, and while each of the step's parts and calls reaches both engines they
+        hold the same content. Before anything else happens to it (a record for only one of them,
+        any record of the general path, a settle while v1 keeps the step open, a failed end, the
+        end of the journal) v2 gets the message it would have had all along.
+        """
+        shared = self.twin
+        if shared is None:
+            return
+        self.twin = None
+        fold = self.fold
+        if fold.open_msg is not shared:
+            return
+        own = {"role": shared["role"], "content": list(shared["content"]), "toolCalls": list(shared["toolCalls"]),
+               "partial": True, "_src": shared["_src"]}
+        history, at = self.history2, self.twin_at
+        if not (0 <= at < len(history) and history[at] is shared):
+            at = next(i for i in range(len(history) - 1, -1, -1) if history[i] is shared)
+        history[at] = own
+        fold.open_msg = own
+
+    def routes(self) -> dict[str, Take]:
+        """The handler of each record type the hot path applies, for the reader's loop (which
+        skips the types no replay reads, and yields the rest: READ_TYPES)."""
+        return {LOOP: self.loop_event, MESSAGE: self.message}
+
+    def loop_event(self, line: int, offset: int, data: dict[str, Any]) -> bool:
+        """Apply a loop-event record (never the journal's first); False when the general path
+        must do it."""
         event = data.get("event")
         if not self.open or event.__class__ is not dict:
             return False
-        kind = event.get("type")
-        route = self.routes.get(kind) if kind.__class__ is str else None
-        if route is None or not self._envelope(data):
+        try:
+            handler = self.kinds.get(event.get("type"))  # type: ignore[arg-type]
+        except TypeError:  # an unhashable type: no handler
             return False
-        check, index, on_v1, on_v2 = route
-        if not check(event):
+        if handler is None:
             return False
-        try:
-            index(event, line, offset)
-        except TypeError:
-            pass  # an unhashable id an earlier, invalid record left behind: as in the general path
-        try:
-            on_v1(event, line)
-        except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
-            self._failed("v1", exc, line, LOOP)
-        try:
-            on_v2(event, line)
-        except Exception as exc:  # noqa: BLE001
-            self._failed("v2", exc, line, LOOP)
-        return True
+        if (data.get("time").__class__ is not int or "agentId" in data) and not self._envelope(data):
+            return False
+        return handler(event, line, offset)
 
     def _envelope(self, data: dict[str, Any]) -> bool:
         """A valid envelope of this agent (another agent's record is one v2 skips: the general
         path notes it)."""
         return envelope_ok(data) and ("agentId" not in data or self.same_agent(data))
 
-    def _message(self, line: int, data: dict[str, Any]) -> bool:
+    # -- loop events: validity, step index, v1, v2 --------------------------------------------
+
+    def _step_begin(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        uuid = event.get("uuid")
+        if uuid.__class__ is not str or not _step_fields_valid(event):
+            return False
+        if self.index is not None:
+            self.index.step_begin(event, line, offset)
+        self.split()  # v1 keeps the previous step open; v2 settles it below
+        src = ("step", uuid, line)
+        v1 = self.v1
+        shared: dict[str, Any] | None = None
+        try:
+            if v1.pending:
+                v1.closed_at_begin[uuid] = list(v1.pending)
+                v1.close_pending()
+            msg: dict[str, Any] = {"role": "assistant", "content": [], "toolCalls": [], "_src": src}
+            self.history1.append(msg)
+            self.open1[uuid] = shared = msg
+        except Exception as exc:  # noqa: BLE001 - as in the general path: that engine fails here
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            if fold.open_step is not None:
+                fold.begin_settles[uuid] = fold.open_step  # type: ignore[index]
+                fold.settle(line)
+            if shared is None:
+                msg = {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": src}
+            else:
+                msg, self.twin, self.twin_at = shared, shared, len(self.history2)
+            self.history2.append(msg)
+            fold.open_step, fold.open_msg, fold.open_has_calls, fold.open_vacuous = uuid, msg, False, True
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _step_end(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        if event.get("uuid").__class__ is not str or not _step_fields_valid(event):
+            return False
+        if self.index is not None:
+            self.index.step_end(event, line, offset)
+        v1 = self.v1
+        closed = None
+        try:
+            closed = self.open1.pop(event["uuid"], None)
+            if v1.deferred and not self.pending1:
+                v1.flush()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        fold = self.fold
+        settles = event.get("finishReason") not in FAILED
+        if self.twin is not None and fold.open_msg is self.twin:
+            if closed is self.twin and settles:
+                self.twin = None  # both engines are done with it: it stays shared for good
+            elif (closed is self.twin) != settles:
+                self.split()  # one engine closes it and the other keeps it open
+        try:
+            if settles:
+                msg = fold.open_msg
+                if fold.open_step is None:
+                    pass
+                elif msg is not None and not self.pending2 and not fold.deferred and (
+                        fold.open_has_calls or not fold.open_vacuous):
+                    msg.pop("partial", None)  # the common settle: nothing to close, nothing dropped
+                    fold.open_step = fold.open_msg = None
+                else:
+                    fold.settle(line)
+                if fold.deferred and not fold.pending:
+                    fold.flush_deferred()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _content_part(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        owner = event.get("stepUuid")
+        part = event.get("part")
+        if owner.__class__ is not str or part.__class__ is not dict:
+            return False
+        kind = part.get("type")  # records._part_ok, its two commonest shapes written out
+        if kind == "text":
+            if part.get("text").__class__ is not str:
+                return False
+        elif kind == "think":
+            enc = part.get("encrypted", "")
+            if part.get("think").__class__ is not str or (enc is not None and enc.__class__ is not str):
+                return False
+        elif not part_ok(part):
+            return False
+        vacuous = None  # the part's verdict, worked out once for whoever needs it
+        records = self.records
+        if records is not None:  # StepIndex.content_part
+            flat = records.get(owner) or self.index.record(owner)  # type: ignore[union-attr]
+            flat[OTHERS].append(line)
+            if flat[VACUOUS]:
+                flat[VACUOUS] = vacuous = _vacuous(part)
+        fold = self.fold
+        mine = self.open1.get(owner)
+        if self.twin is not None and (mine is self.twin) != (fold.open_msg is self.twin and fold.open_step == owner):
+            self.split()  # the part reaches only one of the engines
+        try:
+            if mine is None:
+                self.v1._not_open(event, line, "content part")
+            else:
+                mine["content"].append(part)
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        try:
+            msg = fold.open_msg
+            if msg is not None and fold.open_step == owner:
+                if msg is not mine:  # (a shared message has it already)
+                    msg["content"].append(part)
+                if fold.open_vacuous:
+                    fold.open_vacuous = _vacuous(part) if vacuous is None else vacuous
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _tool_call(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        owner = event.get("stepUuid")
+        call_id = event.get("toolCallId")
+        if owner.__class__ is not str or call_id.__class__ is not str or event.get("name").__class__ is not str:
+            return False
+        if self.index is not None:
+            self.index.tool_call(event, line, offset)
+        fold = self.fold
+        mine = self.open1.get(owner)
+        if self.twin is not None and (mine is self.twin) != (fold.open_msg is self.twin and fold.open_step == owner):
+            self.split()  # the call reaches only one of the engines
+        try:
+            if mine is None:
+                self.v1._not_open(event, line, "tool call")
+            else:
+                mine["toolCalls"].append(tool_call(event))
+                self.pending1[call_id] = None
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        try:
+            msg = fold.open_msg
+            if msg is not None and fold.open_step == owner:
+                if msg is not mine:  # (a shared message has it already)
+                    msg["toolCalls"].append(tool_call(event))
+                self.pending2[call_id] = None
+                fold.open_has_calls = True
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    def _tool_result(self, event: dict[str, Any], line: int, offset: int) -> bool:
+        call_id = event.get("toolCallId")
+        result = event.get("result")
+        if call_id.__class__ is not str or result.__class__ is not dict:
+            return False
+        output = result.get("output")
+        error = result.get("isError", False)
+        if (output.__class__ is not str and not parts_ok(output)) or error.__class__ is not bool:
+            return False
+        if self.index is not None:
+            self.index.tool_result(event, line, offset)
+        v1 = self.v1
+        message = None
+        try:
+            pending = self.pending1
+            if call_id in pending:
+                del pending[call_id]
+                self.history1.append(message := tool_message(event, line))
+                if v1.deferred and not pending:
+                    v1.flush()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v1", exc, line)
+        fold = self.fold
+        try:
+            pending = self.pending2
+            if call_id in pending:
+                del pending[call_id]
+                self.history2.append(message or tool_message(event, line))
+                if fold.deferred and not pending:
+                    fold.flush_deferred()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("v2", exc, line)
+        return True
+
+    # -- appended messages -----------------------------------------------------------------------
+
+    def message(self, line: int, offset: int, data: dict[str, Any]) -> bool:
+        """Apply an appended message (never the journal's first); False as for loop events."""
         message = data.get("message")
         if not self.open or not self._envelope(data) or not message_ok(message):
             return False
         msg = appended(message, line)  # one tagged copy serves both folds, as in the general path
-        try:
-            self.push_v1(msg)
-        except Exception as exc:  # noqa: BLE001
-            self._failed("v1", exc, line, MESSAGE)
-        try:
-            self.push_v2(msg)
-        except Exception as exc:  # noqa: BLE001
-            self._failed("v2", exc, line, MESSAGE)
+        (self.v1.deferred if self.pending1 else self.history1).append(msg)
+        (self.fold.deferred if self.pending2 else self.history2).append(msg)
         return True
 
-    def _failed(self, engine: str, exc: Exception, line: int, rtype: str) -> None:
-        self.crash[engine] = crash_text(exc, line, rtype)
+    def _failed(self, engine: str, exc: Exception, line: int) -> None:
+        self.crash[engine] = crash_text(exc, line, LOOP)
         self.open = False

@@ -6,7 +6,7 @@ raises a floor. `foldedLength` is the length the reducer believes the live histo
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Any
 
@@ -67,18 +67,10 @@ class View:
         return floor == 0 and len(entries) > n and entries[n] is self.marker
 
 
-def _cost(m: Msg) -> int:
-    return m.get("_est") or cx.est_message(m)
-
-
-def _new_users(entries: list[Msg], start: int) -> list[Msg]:
-    return [m for m in entries[start:] if m.get("role") == "user" and cx.is_real_user_input(m)]
-
-
 def users_since(entries: list[Msg], floor: int, view: View | None) -> list[Msg]:
     """`compactable_users(entries, floor)`, reusing the kept users of a view that still holds."""
     if view is not None and view.holds(entries, floor):
-        return view.kept + _new_users(entries, len(view.kept) + 1)
+        return view.kept + cx.compactable_users(entries, len(view.kept) + 1)
     return cx.compactable_users(entries, floor)
 
 
@@ -91,25 +83,22 @@ def compacted_view(entries: list[Msg], floor: int, view: View | None = None) -> 
     """
     reuse = view is not None and view.holds(entries, floor)
     stop = len(view.kept) + 1 if reuse and view is not None else floor
-    fresh: list[Msg] = []  # newest first
-    total = 0
-    full = False
-    for i in range(len(entries) - 2, stop - 1, -1):
-        m = entries[i]
-        if m.get("role") == "user" and cx.is_real_user_input(m):
-            fresh.append(m)
-            total += _cost(m)
-            if total >= cx.MAX_USER_TOKENS:
-                full = True
-                break
-    fresh.reverse()
+    # The newest users until their running total reaches the budget (the one reaching it too).
+    users = cx.compactable_users(entries, stop)  # (the marker, last, is no user input)
+    costs = cx.costs_of(users)
+    newest = list(accumulate(reversed(costs)))
+    k = bisect_left(newest, cx.MAX_USER_TOKENS)
+    full = k < len(newest)
+    taken = k + 1 if full else len(users)
+    fresh, fresh_costs = users[len(users) - taken:], costs[len(costs) - taken:]
+    total = newest[taken - 1] if taken else 0
     marker = entries[-1]
     if reuse and view is not None and not full:
         kept, pre = _newest_within(view, total)
     else:
         kept, pre = [], [0]
     base = pre[-1]
-    pre.extend(accumulate((_cost(m) for m in fresh), initial=base))
+    pre.extend(accumulate(fresh_costs, initial=base))
     pre.pop(len(pre) - len(fresh) - 1)  # `initial` repeated the base
     kept = kept + fresh
     return [*kept, marker], View(kept, marker, pre)

@@ -1,0 +1,102 @@
+"""The kept-user selections of a compaction, from running totals, equal the message-by-message
+walks they replace (docs/kimi-code.md §Compaction). The walks are kept here as the reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.stores.kimi.engines import compaction as cx
+
+Msg = dict[str, Any]
+
+
+def _walk_oldest(messages: list[Msg], budget: int) -> list[Msg]:
+    picked: list[Msg] = []
+    remaining = budget
+    for m in messages:
+        if remaining <= 0:
+            break
+        cost = m.get("_est") or cx.est_message(m)
+        if cost <= remaining:
+            picked.append(m)
+            remaining -= cost
+        else:
+            picked.append(cx.truncated(m, cx._prefix_within(cx._text_of(m), remaining)))
+            break
+    return picked
+
+
+def _walk_recent(messages: list[Msg], budget: int) -> list[Msg]:
+    picked = _walk_oldest(messages[::-1], budget)
+    picked.reverse()
+    return picked
+
+
+def _walk_head_tail(messages: list[Msg], budget: int, head_budget: int) -> cx.Selection:
+    costs = [m.get("_est") or cx.est_message(m) for m in messages]
+    total = sum(costs)
+    if total <= budget:
+        return cx.Selection(tail=list(messages))
+    tail: list[Msg] = []
+    remaining = budget - head_budget
+    i = len(messages) - 1
+    candidates: list[Msg] = []
+    while i >= 0 and remaining > 0:
+        if costs[i] <= remaining:
+            tail.append(messages[i])
+            remaining -= costs[i]
+            i -= 1
+            continue
+        text = cx._text_of(messages[i])
+        end = cx._suffix_within(text, remaining)
+        tail.append(cx.truncated(messages[i], end))
+        rest = text[: len(text) - len(end)]
+        candidates = [*messages[:i], cx.truncated(messages[i], rest)] if rest else list(messages[:i])
+        i = -2
+    if i != -2:
+        candidates = list(messages[: i + 1])
+    tail.reverse()
+    head = _walk_oldest(candidates, head_budget)
+    kept = sum(cx.est_message(m) for m in head + tail)
+    return cx.Selection(head=head, tail=tail, elided=True, omitted=max(0, total - kept))
+
+
+PART = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, st.text(alphabet="ab \u00e9\u4e2d", max_size=40)),
+    st.just({"type": "image_url", "imageUrl": {"url": "u"}}),
+    st.just({"type": "think", "think": "hmm"}),
+)
+USER = st.builds(lambda parts, role: {"role": role, "content": parts, "toolCalls": []},
+                 st.lists(PART, max_size=3), st.sampled_from(["user", "user", ""]))
+USERS = st.lists(USER, max_size=12)
+BUDGET = st.integers(-2, 90)
+
+
+def _fresh(messages: list[Msg]) -> list[Msg]:
+    return [dict(m) for m in messages]  # each side its own copies: estimates are cached on them
+
+
+@settings(max_examples=400, deadline=None)
+@given(USERS, BUDGET)
+def test_select_recent_equals_the_walk(messages: list[Msg], budget: int) -> None:
+    assert cx.select_recent(_fresh(messages), budget) == _walk_recent(_fresh(messages), budget)
+
+
+@settings(max_examples=400, deadline=None)
+@given(USERS, BUDGET, st.integers(-2, 40))
+def test_select_head_tail_equals_the_walk(messages: list[Msg], budget: int, head_budget: int) -> None:
+    ours = cx.select_head_tail(_fresh(messages), budget, head_budget)
+    assert ours == _walk_head_tail(_fresh(messages), budget, head_budget)
+
+
+def test_exact_fits_and_boundaries() -> None:
+    users = [{"role": "user", "content": [{"type": "text", "text": "abcd" * n}], "toolCalls": []} for n in (3, 1, 2)]
+    costs = cx.costs_of(users)  # role (1) + text: 4, 2, 3
+    assert costs == [4, 2, 3]
+    for budget in range(0, 11):
+        assert cx.select_recent(_fresh(users), budget) == _walk_recent(_fresh(users), budget), budget
+        for head in range(0, 4):
+            assert cx.select_head_tail(_fresh(users), budget, head) == _walk_head_tail(_fresh(users), budget, head)
