@@ -1,6 +1,6 @@
 """Benchmark the eve reader and the empty-delivery marker matcher.
 
-    python bench/bench_eve.py [--stream-mb 20] [--reply-kb 1000] [--repeat 3]
+    python bench/bench_eve.py [--stream-mb 20] [--reply-kb 1000] [--repeat 3] [--rounds 5] [--streams-only]
 
 Prints two tables:
 
@@ -8,16 +8,19 @@ Prints two tables:
   for `classify` (what the rules call), on ordinary prose and on the adversarial shapes of
   docs/eve.md §3 that made the original JavaScript patterns backtrack;
 * stream scan throughput (MB/s of stream file) of a plain `orjson` parse of every line, of the reader
-  (parse + rebuild turns), and of a full scan (reader + every eve rule), on synthetic streams made
-  by repeating the fixture streams of both formats with fresh turn, run, part and event ids.
+  (parse + rebuild turns), and of a full scan (`core.scan`: open, reader, every rule, the report),
+  on synthetic streams made by repeating the fixture streams of both formats with fresh turn, run,
+  part and event ids, with the median and spread of the per-round ratios to the orjson parse
+  over --rounds interleaved rounds.
 
-Times are the best of --repeat runs of wall-clock time.
+Matcher times are the best of --repeat runs of wall-clock time.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -29,10 +32,9 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transcript_doctor.core import ScanConfig, check_store  # noqa: E402
+from transcript_doctor.core import ScanConfig, scan  # noqa: E402
 from transcript_doctor.stores.eve.markers import classify, has_marker  # noqa: E402
 from transcript_doctor.stores.eve.reader import read_stream  # noqa: E402
-from transcript_doctor.stores.eve.store import EveStore  # noqa: E402
 
 FIXTURES = ROOT / "fixtures" / "eve"
 _IDS = re.compile(rb'"(turn|run|part|call|evt)_')
@@ -112,37 +114,55 @@ def _orjson_only(path: Path) -> int:
 
 
 def _full_scan(path: Path) -> int:
-    store = EveStore(path, str(path), read_stream(path))
-    return len(check_store(store, ScanConfig()))
+    """What `tdoc scan` does with the file (open, read, every rule, the report), as a library call."""
+    report = scan([str(path)], ScanConfig())
+    if report.files[0].error:
+        raise SystemExit(f"scan failed: {report.files[0].error}")
+    return len(report.findings)
 
 
-def bench_streams(target_mb: float, repeat: int) -> None:
-    print(f"\nstream scan, ~{target_mb:g} MB per stream (MB/s; x = slower than the orjson parse)")
-    print(f"{'stream':32} {'lines':>9} {'orjson':>10} {'reader':>10} {'x':>5} {'scan':>10} {'x':>5}")
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _spread(ratios: list[float]) -> str:
+    return f"{statistics.median(ratios):5.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def bench_streams(target_mb: float, rounds: int) -> None:
+    print(f"\nstream scan, ~{target_mb:g} MB per stream, {rounds} interleaved rounds: MB/s of the median round,")
+    print("and the median (min-max) of the per-round ratios to the orjson parse of the same round; target scan <= 3")
+    print(f"{'stream':32} {'lines':>9} {'orjson':>8} {'reader':>8} {'scan':>8} {'reader x':>18} {'scan x':>18}")
     with tempfile.TemporaryDirectory() as tmp:
         for source in sorted(FIXTURES.glob("*.ndjson")):
             path = Path(tmp) / source.name
             size = synthetic_stream(source, int(target_mb * 1e6), path)
             lines = _orjson_only(path)
-            base = _best(lambda: _orjson_only(path), repeat)
-            reader = _best(lambda: read_stream(path), repeat)
-            scan = _best(lambda: _full_scan(path), repeat)
-            print(
-                f"{source.name:32} {lines:9,} {_mbps(size, base)} {_mbps(size, reader)} {reader / base:5.1f}"
-                f" {_mbps(size, scan)} {scan / base:5.1f}"
-            )
-            findings = _full_scan(path)
-            print(f"{'':32} {findings:,} findings")
+            _full_scan(path)  # warm: imports, caches
+            base, reader, full = [], [], []
+            for _ in range(rounds):  # interleaved, so machine drift touches all three alike
+                base.append(_timed(lambda: _orjson_only(path)))
+                reader.append(_timed(lambda: read_stream(path)))
+                full.append(_timed(lambda: _full_scan(path)))
+            mbps = [_mbps(size, statistics.median(t)) for t in (base, reader, full)]
+            print(f"{source.name:32} {lines:9,} " + " ".join(m.strip().rjust(8) for m in mbps)
+                  + f" {_spread([r / b for r, b in zip(reader, base)]):>18} {_spread([f / b for f, b in zip(full, base)]):>18}")
+            print(f"{'':32} {_full_scan(path):,} findings")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stream-mb", type=float, default=20.0, help="size of each synthetic stream")
     parser.add_argument("--reply-kb", type=int, default=1000, help="length of each reply, thousands of chars")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best is kept)")
+    parser.add_argument("--repeat", type=int, default=3, help="matcher runs per measurement (best is kept)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the stream measurements")
+    parser.add_argument("--streams-only", action="store_true", help="skip the matcher table")
     args = parser.parse_args()
-    bench_matcher(args.reply_kb * 1000, args.repeat)
-    bench_streams(args.stream_mb, args.repeat)
+    if not args.streams_only:
+        bench_matcher(args.reply_kb * 1000, args.repeat)
+    bench_streams(args.stream_mb, args.rounds)
 
 
 if __name__ == "__main__":

@@ -70,8 +70,22 @@ def _escaped(text: str) -> str:
     return excerpt(text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00"))
 
 
+def _any_bad_char(messages: list[Message]) -> bool:
+    """Whether any message has a bad character: one search over all the texts joined (exact, as
+    the class matches single code points; a joint cannot make or break one)."""
+    texts = [p.text for m in messages for p in m.parts]
+    for m in messages:
+        for c in m.tool_calls:
+            texts.append(c.name)
+            if c.arguments:
+                texts.append(c.arguments)
+    return BAD_CHAR.search("".join(texts)) is not None
+
+
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
+    if not _any_bad_char(view.messages):
+        return
     for msg in view.messages:
         if not _has_bad_char(msg):
             continue

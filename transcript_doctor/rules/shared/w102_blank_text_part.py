@@ -60,8 +60,11 @@ Safe: the part holds nothing a model could read and the message keeps its other 
 def check(view: ConversationView) -> Iterator[Hit]:
     empty_vacuous = view.conversation.empty_parts_vacuous
     for msg in view.messages:
-        if not any(p.kind == "text" and is_blank(p.text) for p in msg.parts):
-            continue
+        for p in msg.parts:
+            if p.kind == "text" and is_blank(p.text):
+                break
+        else:
+            continue  # no blank text part
         if is_vacuous(msg, empty_parts_vacuous=empty_vacuous):
             continue  # the whole message is W101
         if not (msg.tool_calls or any(not part_is_vacuous(p) for p in msg.parts)):

@@ -13,6 +13,7 @@ owns the bookkeeping both formats share:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .turns import Call, ContextOp, Failure, Input, Reply, Step, Stream, Turn
@@ -24,28 +25,30 @@ class Builder:
         self.line = 0
         self._turns: dict[str, Turn] = {}
         self._current: Turn | None = None
-        self._owners: set[int] = set()  # steps touched by the records of the current line
         self._line_steps: list[Step] = []
         self._line_other = False  # the current line holds a record that belongs to no step
 
     # ------------------------------------------------------------------ lines
 
-    def begin_line(self, line: int) -> None:
+    def apply_line(self, line: int, apply: Callable[[dict[str, Any]], str | None], record: dict[str, Any]) -> str | None:
+        """`apply(record)` (a decoder's) as the record of `line`; its result. A line whose records
+        touch several steps, or a step and something else, marks those steps `shared`."""
         self.line = line
-        self._owners.clear()
-        self._line_steps = []
+        steps: list[Step] = []
+        self._line_steps = steps
         self._line_other = False
-
-    def end_line(self) -> None:
-        if len(self._line_steps) > 1 or (self._line_steps and self._line_other):
-            for step in self._line_steps:
+        reason = apply(record)
+        if len(steps) > 1 or (steps and self._line_other):
+            for step in steps:
                 step.shared = True
+        return reason
 
     def _own(self, step: Step) -> Step:
-        if not step.lines or step.lines[-1] != self.line:  # lines only grow
-            step.lines.append(self.line)
-        if id(step) not in self._owners:
-            self._owners.add(id(step))
+        """`step` touched by the current line. Lines only grow and only this appends to
+        `step.lines`, so its last entry says whether the line already touched it."""
+        lines = step.lines
+        if not lines or lines[-1] != self.line:
+            lines.append(self.line)
             self._line_steps.append(step)
         return step
 

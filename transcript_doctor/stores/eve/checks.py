@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ...model import Edit, Finding, Fix
-from ...patterns import match_rejection
+from ...patterns import RejectionMatch, match_rejection
 from ...rules.registry import finding
 from ...text import excerpt, is_blank
 from .filler import TurnEvidence, filler_kind, may_be_filler
@@ -340,8 +340,11 @@ def _rejections(store: EveStore) -> Iterator[Finding]:
     for failure in store.stream.all_failures():
         if failure.message:
             groups.setdefault((failure.turn, failure.message), []).append(failure)
+    matches: dict[str, RejectionMatch | None] = {}  # a wedged session fails the same way on every retry
     for (turn_id, text), records in groups.items():
-        match = match_rejection(text)
+        if text not in matches:
+            matches[text] = match_rejection(text)
+        match = matches[text]
         if match is None:
             continue
         lines = sorted({f.line for f in records})

@@ -9,12 +9,15 @@ with no usable record at all is an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ... import values
 from ...model import TdocError
+from ..collector import collector_paused
 from .builder import Builder
 from .sniff import V26, shape_of
 from .sniff import sniff as sniff  # where callers have looked for it
@@ -23,30 +26,28 @@ from .v26 import V26Decoder
 from .v27 import V27Decoder
 
 
-def _lines(path: Path) -> Iterator[tuple[int, int, bytes, bool]]:
-    """(line number, byte offset, content without the line end, ended with a newline)."""
+def read_stream(path: Path, display: str | None = None) -> Stream:
+    """Rebuild the stream at `path`. Raises TdocError only when nothing in it can be read."""
+    reader = _Reader()
     try:
         fh = open(path, "rb")
     except OSError as exc:
         raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
     offset = 0
-    with fh:
+    feed = reader.feed_line
+    with fh, collector_paused():
         for number, raw in enumerate(fh, start=1):
-            ended = raw.endswith(b"\n")
-            yield number, offset, raw.rstrip(b"\r\n"), ended
+            feed(number, offset, raw)
             offset += len(raw)
-
-
-def read_stream(path: Path, display: str | None = None) -> Stream:
-    """Rebuild the stream at `path`. Raises TdocError only when nothing in it can be read."""
-    reader = _Reader()
-    for number, offset, body, ended in _lines(path):
-        reader.feed(number, offset, body, ended)
     stream = reader.finish()
     if stream.events == 0 and stream.duplicates == 0:
         first = f" ({stream.problems[0].message})" if stream.problems else ""
         raise TdocError(f"{display or path}: no readable eve stream event{first}")
     return stream
+
+
+# A JSON text this short cannot nest deeper than values.MAX_DEPTH (so needs no depth check).
+_SHALLOW = 2 * (values.MAX_DEPTH + 1)
 
 
 class _Reader:
@@ -55,10 +56,27 @@ class _Reader:
         self.builder: Builder | None = None
         self.v26: V26Decoder | None = None
         self.v27: V27Decoder | None = None
+        self.decode: Callable[[dict[str, Any]], str | None] | None = None  # the decoder's record handler
         self.pending: list[Problem] = []  # problems seen before the format is known
         self.records = 0
 
+    def feed_line(self, number: int, offset: int, raw: bytes) -> None:
+        """One line as read, with its line end. The common case (a shallow JSON object of this
+        stream's version) is parsed and applied inline; anything else goes through `feed`."""
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            record = None
+        if record.__class__ is dict and (len(raw) < _SHALLOW or not values.may_be_deep(raw)):
+            if self.builder is not None and shape_of(record) == self.version:
+                self.records += 1
+                self._apply(number, record)
+                return
+        ended = raw.endswith(b"\n")
+        self.feed(number, offset, raw.rstrip(b"\r\n"), ended)
+
     def feed(self, number: int, offset: int, body: bytes, ended: bool) -> None:
+        """One line without its line end (`ended`: it had one): the general path."""
         if not body.strip():
             return
         self.records += 1
@@ -89,20 +107,17 @@ class _Reader:
         self.builder = Builder(shape)
         if shape == V26:
             self.v26 = V26Decoder(self.builder)
+            self.decode = self.v26.apply
         else:
             self.v27 = V27Decoder(self.builder)
+            self.decode = self.v27.apply_record
         self.builder.stream.problems.extend(self.pending)
         self.pending = []
 
     def _apply(self, number: int, record: dict[str, Any]) -> None:
         assert self.builder is not None
-        self.builder.begin_line(number)
-        if self.v26 is not None:
-            reason = self.v26.apply(record)
-        else:
-            assert self.v27 is not None
-            reason = self.v27.apply_record(record)
-        self.builder.end_line()
+        assert self.decode is not None
+        reason = self.builder.apply_line(number, self.decode, record)
         if reason:
             self._problem(Problem("F504", number, f"line {number}: {reason}"))
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .builder import Builder
-from .events import dict_or_empty, failure, input_text, is_human_kind, key_of, opt_str, text_of
+from .events import failure, input_text, is_human_kind, key_of, opt_str, text_of
 from .sniff import EVENT_TYPES as EVENT_TYPES  # the record types this decoder reads
 
 
@@ -49,8 +49,10 @@ class V26Decoder:
         kind = event.get("type")
         if not isinstance(kind, str):
             return "event without a string `type`"
-        data = dict_or_empty(event.get("data"))
+        data = event.get("data")
         if data is None:
+            data = {}
+        elif not isinstance(data, dict):
             return f"`{kind}` event whose `data` is not an object"
         meta = event.get("meta")
         event_id = meta.get("id") if isinstance(meta, dict) else None

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .builder import Builder
-from .events import dict_or_empty, failure, input_text, is_human_kind, key_of, opt_str
+from .events import failure, input_text, is_human_kind, key_of, opt_str
 from .sniff import FACT_TYPES as FACT_TYPES  # the record types this decoder reads
 from .turns import Step
 
@@ -58,9 +58,15 @@ class V27Decoder:
     def _apply(self, fact: Any) -> str | None:
         if not isinstance(fact, dict) or not isinstance(fact.get("type"), str):
             return "bad fact"
-        data = dict_or_empty(fact.get("data"))
-        scope = dict_or_empty(fact.get("scope"))
-        if data is None or scope is None:
+        data = fact.get("data")  # an object, {} when absent (`dict_or_empty`, inline: once per fact)
+        if data is None:
+            data = {}
+        elif not isinstance(data, dict):
+            return "bad fact"
+        scope = fact.get("scope")
+        if scope is None:
+            scope = {}
+        elif not isinstance(scope, dict):
             return "bad fact"
         turn = opt_str(scope.get("turnId")) or opt_str(data.get("turnId"))
         run = key_of(scope.get("runId")) or key_of(data.get("runId"))

@@ -17,10 +17,16 @@ from ...rules.registry import finding
 from ...text import excerpt, json_safe
 from ..session_pass import SessionPass
 from . import plan
-from .content import EMPTY_TOOL_RESPONSE_NUDGE, leaked_empty_sentinel, starts_with_sentinel, visible_text_for_sentinel_check
+from .content import (
+    EMPTY_TOOL_RESPONSE_NUDGE,
+    head_startswith,
+    leaked_empty_sentinel,
+    starts_with_sentinel,
+    visible_text_for_sentinel_check,
+)
 from .editor import HermesEditor, fix_signature
-from .reader import Row
 from .resume import Entry, build, turns
+from .rows import Row
 from .scaffolding import find_markers, marker_evidence
 from .thinking import has_content_after_think_block, has_inline_thinking, strip_think_blocks
 
@@ -47,11 +53,9 @@ class SessionScan:
     actions: dict[tuple, list[plan.Action]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.entries, _dropped = build(self.rows, export=self.export)
-        for e in self.entries:
-            e.message.extra["row"] = e.row
-            e.message.loc = self.loc_of(e.row)
-            if self.export:
+        self.entries, _dropped = build(self.rows, export=self.export)  # messages keep their row and Loc
+        if self.export:
+            for e in self.entries:
                 e.message.evidence["message_id"] = e.row.id
 
     def loc_of(self, row: Row | None) -> Loc:
@@ -136,7 +140,7 @@ def _record_problems(scan: SessionScan) -> Iterator[Finding]:
 
 def _is_nudge(entry: Entry) -> bool:
     content = entry.wire.get("content")
-    return entry.row.role == "user" and isinstance(content, str) and content.lstrip().startswith(EMPTY_TOOL_RESPONSE_NUDGE[:60])
+    return entry.row.role == "user" and isinstance(content, str) and head_startswith(content, EMPTY_TOOL_RESPONSE_NUDGE[:60])
 
 
 def _recovery_nudges(scan: SessionScan) -> Iterator[Finding]:
@@ -243,7 +247,9 @@ def _scaffolding(scan: SessionScan, skip_rows: set[Any]) -> Iterator[Finding]:
         if row.role != "assistant" or row.id in skip_rows:
             continue
         for field_name, content in (("content", row.content), ("api_content", row.api_content)):
-            text = visible_text_for_sentinel_check(content)
+            if content is None:
+                continue
+            text = content if content.__class__ is str else visible_text_for_sentinel_check(content)
             found = find_markers(text) if text else []
             if not found:
                 continue

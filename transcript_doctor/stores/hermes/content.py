@@ -104,9 +104,16 @@ def visible_text_for_sentinel_check(content: Any) -> str:
         return ""
 
 
+def head_startswith(text: str, prefix: str | tuple[str, ...]) -> bool:
+    """`text.lstrip().startswith(prefix)`, without copying a text that starts with no space."""
+    if text and not text[0].isspace():
+        return text.startswith(prefix)
+    return text.lstrip().startswith(prefix)
+
+
 def starts_with_sentinel(visible: str, *, literal: bool = False) -> bool:
     """The prefix test on the (left-trimmed) visible text: earlier literal or later regex revision."""
-    head = visible.lstrip()
+    head = visible.lstrip() if visible[:1].isspace() else visible
     if literal:
         return head.startswith(EMPTY_RESPONSE_SENTINEL)
     return LEAKED_SENTINEL_PREFIX_RE.match(head) is not None

@@ -21,8 +21,9 @@ from ...model import Finding, RefusedError, TdocError
 from ...rules.registry import finding
 from ..base import HealOptions, Options, Store
 from .checks import SessionScan, scan_session, session_pass
-from .reader import Row, SessionInfo, row_from_mapping, session_from_mapping
+from .reader import SessionInfo, session_from_mapping
 from .replay import replay_session
+from .rows import Row, row_from_mapping
 
 
 @dataclass

@@ -8,8 +8,8 @@ from typing import Any
 from ...errors import sqlite_failure
 from ...text import json_safe
 from .plan import id_order
-from .reader import Row
 from .resume import REQUEST_OFFSET, build, lineage, resume_tip
+from .rows import Row
 
 
 def replay_session(store: Any, session_id: str, rows: list[Row]) -> dict[str, Any]:

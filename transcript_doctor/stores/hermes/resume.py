@@ -20,11 +20,13 @@ from .content import (
     EMPTY_TOOL_RESPONSE_NUDGE,
     MEDIA_PART_TYPES,
     NON_VISIBLE_PART_TYPES,
+    head_startswith,
     is_stale_marker,
     part_type,
     resumed_text,
 )
-from .reader import Row, SessionInfo
+from .reader import SessionInfo
+from .rows import Row
 
 REQUEST_OFFSET = 1  # Hermes sends [system prompt, *history]
 HARNESS_PREFIXES = (
@@ -64,17 +66,19 @@ def _json_or_raw(value: Any) -> Any:
 
 def hermes_dict(row: Row) -> dict[str, Any]:
     """The message dict Hermes' resume builds from one row."""
+    role = row.role
     content = row.content
-    if row.role in ("user", "assistant") and isinstance(content, str):
+    if (role == "user" or role == "assistant") and content.__class__ is str:
         content = resumed_text(content)
-    if row.role == "assistant" and row.tool_calls and is_stale_marker(content):
+    if role == "assistant" and row.tool_calls and is_stale_marker(content):
         content = ""
-    msg: dict[str, Any] = {"role": row.role, "content": content}
+    msg: dict[str, Any] = {"role": role, "content": content}
     if row.api_content is not None:
         msg["api_content"] = row.api_content
-    for key in ("tool_call_id", "tool_name"):
-        if getattr(row, key) is not None:
-            msg[key] = getattr(row, key)
+    if row.tool_call_id is not None:
+        msg["tool_call_id"] = row.tool_call_id
+    if row.tool_name is not None:
+        msg["tool_name"] = row.tool_name
     if row.effect_disposition is not None:
         msg["effect_disposition"] = row.effect_disposition
     if row.tool_calls_raw is not None:
@@ -85,14 +89,16 @@ def hermes_dict(row: Row) -> dict[str, Any]:
         msg["observed"] = True
     if row.timestamp is not None:
         msg["timestamp"] = row.timestamp
-    if row.role == "assistant":
+    if role == "assistant":
         msg["finish_reason"] = row.finish_reason
         msg["reasoning"] = row.reasoning
         msg["reasoning_content"] = row.reasoning_content
-        for key in ("reasoning_details", "codex_reasoning_items", "codex_message_items"):
-            value = getattr(row, key)
-            if value is not None:
-                msg[key] = _json_or_raw(value)
+        if row.reasoning_details is not None:
+            msg["reasoning_details"] = _json_or_raw(row.reasoning_details)
+        if row.codex_reasoning_items is not None:
+            msg["codex_reasoning_items"] = _json_or_raw(row.codex_reasoning_items)
+        if row.codex_message_items is not None:
+            msg["codex_message_items"] = _json_or_raw(row.codex_message_items)
     return msg
 
 
@@ -157,26 +163,32 @@ def _tool_call(item: Any) -> ToolCall:
 
 
 def is_placeholder_text(text: str) -> bool:
+    if len(text) > 300:  # lower-casing never shortens a text
+        return False
     lower = text.lower()
     return len(lower) <= 300 and any(h in lower for h in _PLACEHOLDER_HINTS)
 
 
 def to_message(row: Row, wire: dict[str, Any], position: int, loc: Loc) -> Message:
+    """The shared-model message of a row Hermes sends; `extra["row"]` keeps the row."""
+    role = row.role
     content = row.api_content if row.api_content is not None else wire["content"]
-    parts = _content_parts(content)
-    if row.role == "assistant":
+    parts = [Part("text", content)] if content.__class__ is str and content else _content_parts(content)
+    if role == "assistant" and (row.reasoning_content or row.reasoning or row.reasoning_details is not None
+                                or row.codex_reasoning_items is not None):
         parts += reasoning_parts(row)
-    msg = Message(
-        role=row.role,
+    extra: dict[str, Any] = {"row": row}
+    if role == "tool":
+        extra["placeholder"] = is_placeholder_text("".join(p.text for p in parts if p.kind == "text"))  # visible text
+    return Message(
+        role=role,
         parts=parts,
-        tool_calls=[_tool_call(c) for c in (row.tool_calls or [])],
-        tool_call_id=row.tool_call_id if row.role == "tool" else None,
+        tool_calls=[_tool_call(c) for c in row.tool_calls] if row.tool_calls else [],
+        tool_call_id=row.tool_call_id if role == "tool" else None,
         loc=loc,
         position=position,
+        extra=extra,
     )
-    if row.role == "tool":
-        msg.extra["placeholder"] = is_placeholder_text(msg.visible_text)
-    return msg
 
 
 # --------------------------------------------------------------------------- conversations
@@ -187,7 +199,7 @@ def _harness_prompt(wire: dict[str, Any]) -> bool:
     return (
         wire["role"] in ("user", "system")
         and isinstance(content, str)
-        and content.lstrip().startswith(HARNESS_PREFIXES)
+        and head_startswith(content, HARNESS_PREFIXES)
     )
 
 
@@ -220,17 +232,18 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
     entries: list[Entry] = []
     skip_reply = False
     for row, wire in pairs:
-        if _harness_prompt(wire):
+        role = wire["role"]
+        if (role == "user" or role == "system") and _harness_prompt(wire):
             dropped.append(Dropped(row, "background-review-harness"))
             skip_reply = True
             continue
-        if skip_reply and wire["role"] == "assistant":
+        if skip_reply and role == "assistant":
             dropped.append(Dropped(row, "harness-reply"))
             skip_reply = False
             continue
         skip_reply = False
         position = REQUEST_OFFSET + len(entries)
-        loc = Loc(line=row.line) if export else Loc(row=row.id, table="messages")
+        loc = Loc(row.line) if export else Loc(None, None, row.id, "messages")
         entries.append(Entry(row, wire, to_message(row, wire, position, loc)))
     return entries, dropped
 
@@ -243,8 +256,7 @@ def is_scaffolding_prompt(row: Row) -> bool:
     if row.display_kind == "hidden":
         return True
     content = row.content if isinstance(row.content, str) else ""
-    head = content.lstrip()
-    return head.startswith("[System:") or head.startswith(EMPTY_TOOL_RESPONSE_NUDGE[:60])
+    return head_startswith(content, ("[System:", EMPTY_TOOL_RESPONSE_NUDGE[:60]))
 
 
 def turns(entries: list[Entry]) -> list[tuple[int, int, int | None]]:

@@ -68,7 +68,7 @@ for _m in MARKERS:
 def find_markers(text: str) -> list[tuple[Marker, int]]:
     """Markers present in `text` with the offset of each (prefix markers first)."""
     found: list[tuple[Marker, int]] = []
-    head_offset = len(text) - len(text.lstrip())
+    head_offset = len(text) - len(text.lstrip()) if text[:1].isspace() else 0
     for marker in _PREFIXED:
         if text.startswith(marker.text, head_offset):
             found.append((marker, head_offset))

@@ -14,11 +14,13 @@ from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
 from ..base import HealOptions, Options, Store, StoreKind
+from ..collector import paused_per_item
 from ..options import SqliteOptions
 from . import plan
 from .checks import SessionScan, scan_session, session_pass
-from .reader import KNOWN_SCHEMA_VERSION, Database, Row, SessionInfo, group_by_session, is_hermes_schema, open_database
+from .reader import KNOWN_SCHEMA_VERSION, Database, SessionInfo, is_hermes_schema, open_database
 from .replay import replay_session
+from .rows import Row, group_by_session
 from .sniff import sniff_db, sniff_export
 
 
@@ -90,8 +92,10 @@ class HermesDbStore(Store):
         return group_by_session(self.database().iter_rows(session_ids))
 
     def session_scans(self, session_ids: list[str] | None = None) -> Iterator[SessionScan]:
-        for sid, rows in self.iter_sessions(session_ids):
-            yield SessionScan(self.display, self.format, sid, rows, schema=self.schema)
+        """Each session read and resumed (with the cyclic collector paused: `stores.collector`)."""
+        scans = (SessionScan(self.display, self.format, sid, rows, schema=self.schema)
+                 for sid, rows in self.iter_sessions(session_ids))
+        yield from paused_per_item(scans)
 
     def scan_sessions(self, session_ids: list[str] | None = None, keep_rows: bool = False) -> Iterator[Finding]:
         """Every finding of the sessions named (all: None), with their fix actions kept for a heal."""

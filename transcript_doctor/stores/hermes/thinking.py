@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ...text import js_trim
+from ...text import is_blank
 
 REASONING_TAGS = ("think", "thinking", "reasoning", "thought", "reasoning_scratchpad")
 TOOL_BLOCK_TAGS = ("tool_call", "tool_calls", "tool_result", "function_call", "function_calls")
@@ -117,7 +117,7 @@ def has_content_after_think_block(content: str | None) -> bool:
     """Hermes' gate: False for empty content, else whether anything visible survives stripping."""
     if not content:
         return False
-    return bool(js_trim(strip_think_blocks(content)))
+    return not is_blank(strip_think_blocks(content))  # js_trim(...) non-empty, without the copy
 
 
 def has_inline_thinking(content: str | None) -> bool:

@@ -103,11 +103,15 @@ class OpencodeEditor:
 def conversation(store: Any, view: SessionView) -> Conversation:
     """The request OpenCode would send, each message located at the OpenCode message behind it."""
     ctx = Context(store, view)
+    oc: OcMessage | None = None
+    parts: dict[str, OcPart] = {}
     for msg in view.projection.messages:
-        oc = ctx.by_id.get(msg.extra.get("message_id", ""))
+        mid = msg.extra.get("message_id", "")
+        if oc is None or oc.id != mid:  # the request messages of one OpenCode message are adjacent
+            oc = ctx.by_id.get(mid)
+            parts = {p.id: p for p in oc.parts} if oc is not None else {}
         msg.loc = oc.loc if oc is not None else Loc()
         msg.evidence = {"message_id": oc.id if oc else None}
-        parts = {p.id: p for p in oc.parts} if oc is not None else {}
         for part, pid in zip(msg.parts, msg.extra.get("part_of", ())):
             found = parts.get(pid)
             part.source = found.loc if found is not None else None
@@ -196,8 +200,10 @@ def dangling_tools(ctx: Context, msg: OcMessage) -> Iterator[Finding]:
     if not finished:
         return
     for part in msg.parts:
+        if part.type != "tool":
+            continue
         status = _status(part)
-        if part.type == "tool" and status in ("pending", "running"):
+        if status in ("pending", "running"):
             state = "errored" if msg.info.get("error") else "completed"
             yield ctx.make(
                 "T404",

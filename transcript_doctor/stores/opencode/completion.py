@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...text import is_blank, js_trim
 
@@ -45,7 +45,8 @@ CODES = {EMPTY_RETRY_SAFE: "T401", EMPTY_WITH_WORK: "T402", NOT_FINAL: "T403"}
 
 def known_number(value: Any) -> float | None:
     """A finite number, or None (unknown). Booleans are not numbers."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    kind = value.__class__
+    if kind is not int and kind is not float and (isinstance(value, bool) or not isinstance(value, (int, float))):
         return None
     return value if math.isfinite(value) else None
 
@@ -83,8 +84,9 @@ def visible_text(parts: list[dict[str, Any]]) -> str:
 # --------------------------------------------------------------------------- evidence
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
+    """What one message, or a run merged, shows (immutable; a named tuple: one is built per message)."""
+
     tokens: tuple[float | None, ...] = (None,) * len(TOKEN_FIELDS)
     cost: float | None = None
     finish: str | None = None
@@ -108,8 +110,8 @@ def _tokens(info: dict[str, Any]) -> tuple[float | None, ...]:
     if not isinstance(tokens, dict):
         return (None,) * len(TOKEN_FIELDS)
     cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
-    values = (tokens.get("input"), tokens.get("output"), tokens.get("reasoning"), cache.get("read"), cache.get("write"))
-    return tuple(known_number(v) for v in values)
+    return (known_number(tokens.get("input")), known_number(tokens.get("output")),
+            known_number(tokens.get("reasoning")), known_number(cache.get("read")), known_number(cache.get("write")))
 
 
 def finish_reason(info: dict[str, Any], parts: list[dict[str, Any]]) -> str | None:
@@ -126,14 +128,25 @@ def finish_reason(info: dict[str, Any], parts: list[dict[str, Any]]) -> str | No
 
 
 def message_evidence(info: dict[str, Any], parts: list[dict[str, Any]]) -> Evidence:
-    return Evidence(
-        tokens=_tokens(info),
-        cost=known_number(info.get("cost")),
-        finish=finish_reason(info, parts),
-        tool_activity=any(p.get("type") == "tool" for p in parts),
-        reasoning_activity=any(p.get("type") == "reasoning" for p in parts),
-        turns=1,
-    )
+    """One message's evidence; one pass over its parts (what `finish_reason` and the activity
+    flags each read)."""
+    tool = reasoning = False
+    fallback = None
+    for part in parts:
+        kind = part.get("type")
+        if kind == "tool":
+            tool = True
+        elif kind == "reasoning":
+            reasoning = True
+        elif kind == "step-finish":
+            reason = part.get("reason")
+            if isinstance(reason, str) and not is_blank(reason):
+                fallback = reason
+    finish = info.get("finish")
+    if isinstance(finish, str) and not is_blank(finish):
+        fallback = finish
+    return Evidence(_tokens(info), known_number(info.get("cost")), None if fallback is None else js_trim(fallback),
+                    tool, reasoning, 1)
 
 
 def _sum(a: float | None, b: float | None) -> float | None:
@@ -208,14 +221,17 @@ def error_name(info: dict[str, Any]) -> str | None:
     return "error"
 
 
-def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, open_run: bool) -> Decision:
+def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, open_run: bool,
+           own: Evidence | None = None) -> Decision:
     """The verdict on the final assistant message of a run (`run` = the run's merged evidence).
 
     `open_run`: no later user message exists, so a message that is neither completed nor errored
-    may still be streaming (IN_PROGRESS rather than NOT_FINAL).
+    may still be streaming (IN_PROGRESS rather than NOT_FINAL). `own`: the message's own
+    `message_evidence`, when the caller has it already.
     """
     text = visible_text(parts)
-    own = message_evidence(info, parts)
+    if own is None:
+        own = message_evidence(info, parts)
     name = error_name(info)
     completed = isinstance(info.get("time"), dict) and info["time"].get("completed") is not None
     base = {"text": text, "finish": own.finish, "run": run}

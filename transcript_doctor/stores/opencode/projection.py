@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...encode import dumps
-from ...model import Loc, Message, Part, ToolCall
+from ...model import Message, Part, ToolCall
 from .reader import OcMessage, OcPart
 
 COMPACTION_PROMPT = "What did we do so far?"
@@ -129,14 +129,10 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
     out.first_position.setdefault(msg.id, position)
     for pid in part_ids:
         out.part_position.setdefault(pid, position)
-    m = Message(role=role, loc=_loc(msg), position=position, **kw)
-    m.extra.update(message_id=msg.id, part_ids=part_ids, part_of=part_of if part_of is not None else part_ids)
+    extra = {"message_id": msg.id, "part_ids": part_ids, "part_of": part_of if part_of is not None else part_ids}
+    m = Message(role=role, loc=msg.loc, position=position, extra=extra, **kw)  # conversation() locates it again
     out.messages.append(m)
     return m
-
-
-def _loc(msg: OcMessage) -> Loc:
-    return Loc(line=msg.loc.line, end_line=msg.loc.end_line, row=msg.loc.row, table=msg.loc.table)
 
 
 def _user(out: Projection, msg: OcMessage) -> None:
@@ -224,27 +220,32 @@ def _step(out: Projection, msg: OcMessage, step: list[tuple[OcPart, Any]], same_
     part_of: list[str] = []
     for p, result in step:
         d = p.data
-        text = d.get("text") if isinstance(d.get("text"), str) else ""
-        if p.type in ("text", "reasoning") or _provider_executed(d):
+        kind = p.type
+        if kind == "text" or kind == "reasoning":
+            text = d.get("text")
+            if not isinstance(text, str):
+                text = ""
             part_of.append(p.id)
-        if p.type == "text":
-            parts.append(Part("text", text))
-            wire.append({"type": "text", "text": text})
-        elif p.type == "reasoning":
-            signed = same_model and is_signed(d)
-            parts.append(Part("reasoning", text, signed=signed))
-            wire.append({"type": "reasoning", "text": text, "signed": signed})
-        else:
-            state = d.get("state") if isinstance(d.get("state"), dict) else {}
-            call = ToolCall(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
-            wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
-            if _provider_executed(d):  # the provider ran it: its result travels inline
-                parts.append(Part("other", result[0]))
-                wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
-                             "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
-                continue
-            calls.append(call)
-            results.append((p, call, result))
+            if kind == "text":
+                parts.append(Part("text", text))
+                wire.append({"type": "text", "text": text})
+            else:
+                signed = same_model and is_signed(d)
+                parts.append(Part("reasoning", text, signed=signed))
+                wire.append({"type": "reasoning", "text": text, "signed": signed})
+            continue
+        provider_executed = _provider_executed(d)
+        state = d.get("state") if isinstance(d.get("state"), dict) else {}
+        call = ToolCall(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
+        wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
+        if provider_executed:  # the provider ran it: its result travels inline
+            part_of.append(p.id)
+            parts.append(Part("other", result[0]))
+            wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
+                         "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
+            continue
+        calls.append(call)
+        results.append((p, call, result))
     _emit(out, msg, "assistant", wire, [p.id for p, _ in step], part_of, parts=parts, tool_calls=calls)
     if results:
         _tool_results(out, msg, results)
@@ -266,7 +267,7 @@ def _tool_results(out: Projection, msg: OcMessage, results: list[tuple[OcPart, T
     first = _emit(out, msg, "tool", content, [p.id for p, _, _ in results])
     out.messages.pop()
     for p, call, (text, err, placeholder) in results:
-        m = Message(role="tool", parts=[Part("text", text)], tool_call_id=call.id, is_error=err,
-                    loc=first.loc, position=first.position)
-        m.extra.update(message_id=msg.id, part_ids=[p.id], part_of=[p.id], placeholder=placeholder)
-        out.messages.append(m)
+        out.messages.append(Message(
+            role="tool", parts=[Part("text", text)], tool_call_id=call.id, is_error=err, loc=first.loc,
+            position=first.position,
+            extra={"message_id": msg.id, "part_ids": [p.id], "part_of": [p.id], "placeholder": placeholder}))

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ... import values
 from ...errors import sqlite_failure
 from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
@@ -53,11 +55,11 @@ class OcMessage:
     info: dict[str, Any]
     parts: list[OcPart] = field(default_factory=list)
     loc: Loc = field(default_factory=Loc)
+    role: str = field(init=False)  # info["role"] when it is text, else "" (read once: every pass asks)
 
-    @property
-    def role(self) -> str:
+    def __post_init__(self) -> None:
         r = self.info.get("role")
-        return r if isinstance(r, str) else ""
+        self.role = r if isinstance(r, str) else ""
 
 
 @dataclass(slots=True)
@@ -182,19 +184,26 @@ class DbReader:
         session = OcSession(row.id, row.title, row.parent_id)
         mcols = self.cols[MESSAGE_TABLE]
         order = "time_created, id" if "time_created" in mcols else "id"
+        sid = row.id
+        messages = session.messages
         by_id: dict[str, OcMessage] = {}
-        for mid, raw in self._query(
-            f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (row.id,)
-        ):
-            info, problem = _decode_row(raw)
-            if problem or not isinstance(mid, str):
-                session.problems.append(RecordProblem(row.id, MESSAGE_TABLE, _text(mid), problem or "id is not text"))
-                continue
-            info["id"], info["sessionID"] = mid, row.id  # rehydrate as OpenCode does
-            msg = OcMessage(mid, row.id, info, loc=Loc(row=mid, table=MESSAGE_TABLE))
-            session.messages.append(msg)
-            by_id[mid] = msg
-        self._attach_parts(session, by_id)
+        try:
+            for mid, raw in self.conn.execute(
+                f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
+            ):
+                info = _object_or_none(raw)
+                if info is None or mid.__class__ is not str:
+                    problem = _decode_row(raw)[1] if info is None else None
+                    session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem or "id is not text"))
+                    continue
+                info["id"] = mid  # rehydrate as OpenCode does
+                info["sessionID"] = sid
+                msg = OcMessage(mid, sid, info, [], Loc(None, None, mid, MESSAGE_TABLE))
+                messages.append(msg)
+                by_id[mid] = msg
+            self._attach_parts(session, by_id)
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(self.display, exc) from None
         return session
 
     def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
@@ -204,16 +213,51 @@ class DbReader:
             "SELECT id, message_id, CAST(data AS BLOB) FROM part WHERE message_id IN "
             "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id"
         )
-        for pid, mid, raw in self._query(sql, (session.id,)):
-            msg = by_id.get(mid)
+        sid = session.id
+        current: OcMessage | None = None
+        for pid, mid, raw in self.conn.execute(sql, (sid,)):
+            msg = current if current is not None and current.id == mid else by_id.get(mid)
             if msg is None:
                 continue  # its message row was unreadable (already reported)
-            data, problem = _decode_row(raw)
-            if problem or not isinstance(pid, str):
-                session.problems.append(RecordProblem(session.id, PART_TABLE, _text(pid), problem or "id is not text"))
+            current = msg
+            data = _object_or_none(raw)
+            if data is None or pid.__class__ is not str:
+                problem = _decode_row(raw)[1] if data is None else None
+                session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem or "id is not text"))
                 continue
-            data["id"], data["sessionID"], data["messageID"] = pid, session.id, mid
-            msg.parts.append(OcPart(pid, mid, data, loc=Loc(row=pid, table=PART_TABLE)))
+            data["id"] = pid
+            data["sessionID"] = sid
+            data["messageID"] = mid
+            kind = data.get("type")
+            msg.parts.append(_part(pid, mid, data, Loc(None, None, pid, PART_TABLE), kind if kind.__class__ is str else ""))
+
+
+def _object_or_none(raw: Any) -> dict[str, Any] | None:
+    """The JSON object a `data` cell holds, or None when it holds none (`_decode_row` says why).
+
+    The common case inline: an orjson parse of a BLOB too shallow to need the depth check.
+    Everything else goes through `_decode_row`, the general path, so both accept the same rows."""
+    if raw.__class__ is bytes:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = None  # lone surrogates, which JSON.parse reads: the general path decides
+        if value.__class__ is dict and (len(raw) < _SHALLOW or not values.may_be_deep(raw)):
+            return value
+    value, _problem = _decode_row(raw)
+    return value
+
+
+_SHALLOW = 2 * (values.MAX_DEPTH + 1)  # a JSON text this short cannot nest deeper than MAX_DEPTH
+_new_part = object.__new__
+
+
+def _part(pid: str, mid: str, data: dict[str, Any], loc: Loc, kind: str) -> OcPart:
+    """An `OcPart` without the dataclass `__init__` and `__post_init__` (the reader's hot path);
+    equal to `OcPart(pid, mid, data, loc)` (pinned by tests/test_opencode_reader_fast.py)."""
+    part = _new_part(OcPart)
+    part.id, part.message_id, part.data, part.loc, part.type = pid, mid, data, loc, kind
+    return part
 
 
 # --------------------------------------------------------------------------- export JSON

@@ -27,6 +27,7 @@ class Run:
     open: bool = False  # no later run: the session may still be working on it
     decision: Decision | None = None
     _evidence: Evidence | None = None
+    _final_evidence: Evidence | None = None  # the last assistant message's own evidence
 
     @property
     def final(self) -> OcMessage | None:
@@ -37,7 +38,8 @@ class Run:
         if self._evidence is None:
             ev = Evidence()
             for msg in self.assistants:
-                ev = completion.merge(ev, completion.message_evidence(msg.info, [p.data for p in msg.parts]))
+                self._final_evidence = completion.message_evidence(msg.info, [p.data for p in msg.parts])
+                ev = completion.merge(ev, self._final_evidence)
             self._evidence = ev
         return self._evidence
 
@@ -82,7 +84,8 @@ def build_runs(messages: list[OcMessage]) -> list[Run]:
         final = run.final
         if final is not None:
             parts = [p.data for p in final.parts]
-            run.decision = completion.decide(final.info, parts, run.evidence(), open_run=run.open)
+            evidence = run.evidence()
+            run.decision = completion.decide(final.info, parts, evidence, open_run=run.open, own=run._final_evidence)
     return runs
 
 

@@ -14,6 +14,7 @@ from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules import finding
 from ..base import HealOptions, Options, Store, StoreKind
+from ..collector import paused_per_item
 from ..options import SqliteOptions
 from .checks import session_pass
 from .reader import (
@@ -88,8 +89,9 @@ class OpencodeDbStore(Store):
         return rows
 
     def views(self, options: Options) -> Iterator[SessionView]:
-        for row in self._rows(options.session):
-            yield analyse(self.reader.read_session(row))
+        """Each session read and analysed (with the cyclic collector paused: `stores.collector`)."""
+        rows = self._rows(options.session)
+        yield from paused_per_item(analyse(self.reader.read_session(row)) for row in rows)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._pass.conversations(self.views(options))

@@ -1,0 +1,72 @@
+"""The eve reader's inline path (`_Reader.feed_line`) is pinned to its general path (`feed`).
+
+Streams are made from the fixture streams' lines, shuffled and mixed with blank, corrupt,
+CRLF-ended, deep, other-version and torn lines; reading them with `read_stream` (inline path
+first) and line by line through `feed` alone must give equal `Stream`s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.model import TdocError
+from transcript_doctor.stores.eve.reader import _Reader, read_stream
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "eve"
+LINES = {p.name: p.read_bytes().splitlines() for p in sorted(FIXTURES.glob("*.ndjson"))}
+ODD = [
+    b"", b"   ", b"{not json", b"[1, 2]", b'{"a": 1e400}', b'"text"', b"\xff\xfe",
+    b'{"type": "turn.started", "data": {"turnId": "\\ud800"}}',  # a lone surrogate orjson refuses
+    b'{"type": "turn.started", "data": ' + b"[" * 210 + b"]" * 210 + b"}",  # deeper than the rule allows
+    b'{"type": "turn.started", "data": {"turnId": "t", "pad": ' + b"[" * 150 + b"]" * 150 + b"}}",
+    b'{"at": "x", "facts": [{"type": "turn.started", "scope": {"turnId": "t9"}}]}',
+    b'{"progress": {"type": "content.delta", "data": {"delta": "hi"}}}',
+]
+
+
+def _general(path: Path) -> object:
+    reader = _Reader()
+    offset = 0
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            reader.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
+            offset += len(raw)
+    stream = reader.finish()
+    if stream.events == 0 and stream.duplicates == 0:
+        return "unreadable"
+    return stream
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> bytes:
+    source = LINES[draw(st.sampled_from(sorted(LINES)))]
+    pool = source + ODD + [line for lines in LINES.values() for line in lines[:3]]
+    lines = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=40))
+    if draw(st.booleans()):
+        lines = source[: draw(st.integers(1, len(source)))] + lines
+    ends = [draw(st.sampled_from([b"\n", b"\r\n"])) for _ in lines]
+    body = b"".join(line + end for line, end in zip(lines, ends))
+    if draw(st.booleans()):
+        body = body.rstrip(b"\r\n")  # a final line without its line end
+    return body
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(streams())
+def test_inline_path_reads_what_the_general_path_reads(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "stream.ndjson"
+    path.write_bytes(data)
+    try:
+        fast: object = read_stream(path)
+    except TdocError:
+        fast = "unreadable"
+    assert fast == _general(path)
+
+
+def test_fixture_streams_read_alike() -> None:
+    for name in LINES:
+        path = FIXTURES / name
+        assert read_stream(path) == _general(path)

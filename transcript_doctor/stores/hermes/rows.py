@@ -1,0 +1,281 @@
+"""Hermes `messages` rows as tdoc reads them: `Row`, and the decoding of a row's cells.
+
+Cells arrive in MESSAGE_COLUMNS order (a database row, or an exported message's fields). Under the
+reader-boundary rule every field is checked: text columns are text, numbers finite, nested values
+within bounds, `\\x00json:` content decoded and `tool_calls` parsed as Hermes does (bad JSON ->
+`[]`); each repair is recorded as a problem (F504). Rows whose cells need no repair take a plain
+path, pinned to the checked one by tests/test_hermes_reader_fast.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ... import values
+from ...fixes.sqlite import decode_text
+from .content import decode_content
+
+MESSAGE_COLUMNS = (
+    "id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "effect_disposition",
+    "timestamp", "token_count", "finish_reason", "reasoning", "reasoning_content", "reasoning_details",
+    "codex_reasoning_items", "codex_message_items", "platform_message_id", "observed", "active", "compacted",
+    "_compressed_summary", "api_content", "display_kind",
+)
+
+
+@dataclass(slots=True)
+class Row:
+    """One `messages` row (or one exported message), decoded the way Hermes reads it."""
+
+    id: int | str | None
+    session_id: str
+    role: str
+    content: Any = None  # decoded: str, list, dict or None
+    content_raw: Any = None  # as stored
+    api_content: Any = None  # decoded wire replacement (v30), None when unset
+    tool_calls: list[Any] | None = None  # parsed; Hermes reads bad JSON as []
+    tool_calls_raw: Any = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    finish_reason: str | None = None
+    reasoning: str | None = None
+    reasoning_content: str | None = None
+    reasoning_details: Any = None
+    codex_reasoning_items: Any = None
+    codex_message_items: Any = None
+    active: bool = True
+    compacted: bool = False
+    compressed_summary: bool = False
+    display_kind: str | None = None
+    timestamp: float | None = None
+    effect_disposition: str | None = None
+    platform_message_id: str | None = None
+    observed: Any = None
+    token_count: Any = None
+    problems: list[str] | tuple[()] = ()  # decoding problems (F504)
+    line: int | None = None  # export line
+
+
+def _flag(value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    try:
+        return bool(int(value))
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an SQLite REAL infinity
+        return default
+
+
+def _parse_tool_calls(raw: Any, problems: list[str]) -> list[Any] | None:
+    """Stored JSON text (database) or an already parsed list (export); Hermes reads junk as []."""
+    if raw is None or raw == "":
+        return None
+    value = raw
+    if isinstance(raw, (str, bytes)):
+        try:
+            value = values.loads(raw)
+        except ValueError as exc:  # not JSON, or outside the reader-boundary rule
+            problems.append(f"tool_calls is not valid JSON ({str(exc)[:120]}); Hermes reads it as []")
+            return []
+    elif values.problem(raw):  # an export's parsed list
+        problems.append(f"tool_calls holds {values.problem(raw)}; read as []")
+        return []
+    if not isinstance(value, list):
+        problems.append("tool_calls is not a JSON list; Hermes reads it as []")
+        return []
+    return [_checked_call(i, call, problems) for i, call in enumerate(value)]
+
+
+_CALL_IDS = ("id", "call_id", "type")
+
+
+def _checked_call(index: int, call: Any, problems: list[str]) -> Any:
+    """A tool call whose ids are usable (text or integers; later code hashes them), else a copy
+    with the bad ones set to None and a problem (F504) saying so."""
+    if not isinstance(call, dict):
+        return call
+    bad = [k for k in _CALL_IDS if call.get(k) is not None and not values.is_id(call[k])]
+    fn = call.get("function")
+    bad_name = isinstance(fn, dict) and fn.get("name") is not None and not isinstance(fn["name"], str)
+    if not bad and not bad_name:
+        return call
+    fixed = {**call, **{k: None for k in bad}}
+    if bad_name and isinstance(fn, dict):  # (the test above, for the type checker)
+        fixed["function"] = {**fn, "name": None}
+        bad.append("function.name")
+    problems.append(f"tool call {index} has {', '.join(bad)} of a type that is not text; read as null")
+    return fixed
+
+
+_TEXT_FIELDS = ("tool_call_id", "tool_name", "finish_reason", "reasoning", "reasoning_content", "display_kind",
+                "effect_disposition", "platform_message_id")
+
+
+def _all_text(*fields: Any) -> bool:
+    return all(v is None or v.__class__ is str for v in fields)
+
+
+def _all_plain(*fields: Any) -> bool:
+    """No field that needs a closer look: every one is None, text or an integer (SQLite's usual)."""
+    return all(v is None or v.__class__ is str or v.__class__ is int for v in fields)
+
+
+def _nested_field(name: str, value: Any, problems: list[str]) -> Any:
+    """A field that may hold parsed JSON (exports) or any SQLite value; None if it breaks the rule."""
+    why = values.problem(value)
+    if why is None:
+        return value
+    problems.append(f"{name} holds {why}")
+    return None
+
+
+def _text_field(name: str, value: Any, problems: list[str]) -> str | None:
+    """A text column as text: bytes decoded, anything else (a number, an export's list) dropped."""
+    if value is None or value.__class__ is str:
+        return value
+    if isinstance(value, bytes):
+        return decode_text(value)
+    problems.append(f"{name} is a {type(value).__name__}, not text")
+    return None
+
+
+def finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and values.problem(value) is None
+
+
+def row_from_values(cells: tuple) -> Row:
+    """A Row from the values of MESSAGE_COLUMNS, in that order."""
+    signature = tuple(map(type, cells))
+    plain = _PLAIN_SIGNATURES.get(signature)
+    if plain is None:
+        plain = _PLAIN_SIGNATURES[signature] = _is_plain_signature(signature)
+    if plain:
+        row = _plain_row(cells)
+        if row is not None:
+            return row
+    return _checked_row(cells)
+
+
+_NONE = type(None)
+_TEXT = frozenset({_NONE, str})
+_SCALAR = frozenset({_NONE, str, int})
+_FLAG = frozenset({_NONE, int})
+# What each column may hold for the plain path (per MESSAGE_COLUMNS position); anything else takes
+# the checked path, which reports and repairs it.
+_PLAIN_COLUMN_TYPES = (
+    frozenset({int, str}), frozenset({str}), frozenset({str}), _TEXT, _TEXT, _TEXT, _TEXT, _TEXT,
+    frozenset({_NONE, int, float}), _SCALAR, _TEXT, _TEXT, _TEXT, _SCALAR, _SCALAR, _SCALAR, _TEXT, _SCALAR,
+    _FLAG, _FLAG, _FLAG, _TEXT, _TEXT,
+)
+_PLAIN_SIGNATURES: dict[tuple[type, ...], bool] = {}
+
+
+def _is_plain_signature(signature: tuple[type, ...]) -> bool:
+    return len(signature) == len(_PLAIN_COLUMN_TYPES) and all(
+        kind in allowed for kind, allowed in zip(signature, _PLAIN_COLUMN_TYPES)
+    )
+
+
+def _plain_row(cells: tuple) -> Row | None:
+    """The Row of cells whose types need no repair (the common case), or None when a value does
+    (an id or time out of range, encoded content, bad tool calls): the checked path decides.
+    Pinned to `_checked_row` by tests/test_hermes_reader_fast.py."""
+    (mid, session_id, role, content, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
+     token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+     codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells
+    if mid.__class__ is int and not values.INT_MIN <= mid <= values.INT_MAX:
+        return None
+    if timestamp is not None and not (timestamp.__class__ is float and timestamp - timestamp == 0.0
+                                      or timestamp.__class__ is int and values.INT_MIN <= timestamp <= values.INT_MAX):
+        return None
+    if content is not None and content.startswith("\x00") or api_raw is not None and api_raw.startswith("\x00"):
+        return None
+    tool_calls = None
+    if tool_calls_raw is not None:
+        problems: list[str] = []
+        tool_calls = _parse_tool_calls(tool_calls_raw, problems)
+        if problems:
+            return None
+    return Row(
+        mid, session_id, role, content, content, None if api_raw == "" else api_raw, tool_calls, tool_calls_raw,
+        tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, reasoning_details,
+        codex_reasoning_items, codex_message_items,
+        active is None or active != 0, bool(compacted), bool(compressed),
+        display_kind, timestamp, effect_disposition, platform_message_id, observed, token_count,
+    )
+
+
+def _checked_row(cells: tuple) -> Row:
+    """A Row from any values of MESSAGE_COLUMNS: every field checked, problems recorded (F504)."""
+    (mid, session_id, role, content_raw, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
+     token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+     codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells
+    problems: list[str] = []
+    if not (mid is None or values.is_id(mid)):
+        problems.append(f"id is a {type(mid).__name__}, not an integer or text")
+        mid = None
+    if not _all_text(tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, display_kind,
+                     effect_disposition, platform_message_id):
+        (tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, display_kind, effect_disposition,
+         platform_message_id) = (_text_field(name, v, problems) for name, v in zip(_TEXT_FIELDS, (
+            tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, display_kind, effect_disposition,
+            platform_message_id)))
+    if timestamp is not None and not finite_number(timestamp):
+        problems.append("timestamp is not a finite number")
+        timestamp = None
+    if not _all_plain(reasoning_details, codex_reasoning_items, codex_message_items, observed, token_count,
+                      content_raw):
+        reasoning_details = _nested_field("reasoning_details", reasoning_details, problems)
+        codex_reasoning_items = _nested_field("codex_reasoning_items", codex_reasoning_items, problems)
+        codex_message_items = _nested_field("codex_message_items", codex_message_items, problems)
+        observed = _nested_field("observed", observed, problems)
+        token_count = _nested_field("token_count", token_count, problems)
+        content_raw = _nested_field("content", content_raw, problems)
+    if isinstance(content_raw, bytes):
+        problems.append("content is stored as a BLOB, not TEXT")
+        content_raw = decode_text(content_raw)
+    content = content_raw
+    if isinstance(content_raw, str) and content_raw.startswith("\x00"):
+        content, err = decode_content(content_raw)
+        if err:
+            problems.append(err)
+    api_content = api_raw
+    if isinstance(api_raw, str) and api_raw.startswith("\x00"):
+        api_content, err = decode_content(api_raw)
+        if err:
+            problems.append(err.replace("content", "api_content", 1))
+    tool_calls = None if tool_calls_raw is None else _parse_tool_calls(tool_calls_raw, problems)
+    return Row(
+        mid, session_id if isinstance(session_id, str) else str(session_id or ""),
+        role if isinstance(role, str) else str(role),
+        content, content_raw, None if api_content in (None, "") else api_content, tool_calls, tool_calls_raw,
+        tool_call_id, tool_name, finish_reason, reasoning, reasoning_content, reasoning_details,
+        codex_reasoning_items, codex_message_items,
+        True if active is None else _flag(active, True),
+        False if not compacted else _flag(compacted, False),
+        False if not compressed else _flag(compressed, False),
+        display_kind, timestamp, effect_disposition, platform_message_id, observed, token_count,
+        problems or (),
+    )
+
+
+def row_from_mapping(d: dict[str, Any], *, line: int | None = None) -> Row:
+    """A Row from an exported message (decoded content, parsed tool calls) or any column mapping."""
+    row = row_from_values(tuple(d.get(c) for c in MESSAGE_COLUMNS))
+    row.line = line
+    return row
+
+
+def group_by_session(rows: Iterator[Row]) -> Iterator[tuple[str, list[Row]]]:
+    """Consecutive rows of one session as (session_id, rows); input is session-ordered."""
+    current: str | None = None
+    batch: list[Row] = []
+    for row in rows:
+        if row.session_id != current:
+            if batch:
+                yield current or "", batch
+            current, batch = row.session_id, []
+        batch.append(row)
+    if batch:
+        yield current or "", batch
