@@ -47,8 +47,11 @@ def identity(f: Finding) -> tuple[Any, ...]:
 
 def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions) -> HealResult:
     """Heal one input: open it, scan it with the selected rules, and heal what was found."""
-    # a heal in any mode refuses a store that changes while it works
-    config = dataclasses.replace(config, options=dataclasses.replace(config.options, fingerprint=True))
+    # a heal in any mode refuses a store that changes while it works; a writing heal reports the
+    # findings of what it wrote, so the store may skip what only unfixable findings need
+    writing = options.mode != "dry-run"
+    config = dataclasses.replace(config, options=dataclasses.replace(config.options, fingerprint=True,
+                                                                     for_writing_heal=writing))
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config, config.codes(display))

@@ -33,6 +33,9 @@ class Options:
     session: str | None = None
     full_replay: bool = False  # keep everything needed to print a replay (not just to check)
     fingerprint: bool = False  # remember what was read (size, mtime, hash) to detect later changes
+    # Read for a heal that writes: the store may skip work whose only use is a finding no heal can
+    # act on (the heal reports the findings of the healed content instead).
+    for_writing_heal: bool = False
     settings: tuple[Any, ...] = ()
 
     def get(self, kind: type[T]) -> T:

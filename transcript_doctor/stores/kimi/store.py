@@ -134,7 +134,9 @@ class KimiKind(StoreKind):
         if _is_zipfile(path):
             return _open_zip(path, display, options.full_replay)
         try:
-            state = replay_file(path, full=options.full_replay, fingerprint=options.fingerprint)
+            # the transcript reducers serve C202 alone, which no heal fixes (docs/kimi-code.md §Heal)
+            state = replay_file(path, full=options.full_replay, fingerprint=options.fingerprint,
+                                transcripts=not options.for_writing_heal)
         except OSError as exc:
             raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
         if state.stats.records == 0 and not state.problems:

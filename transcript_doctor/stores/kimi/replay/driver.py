@@ -79,18 +79,18 @@ class KimiReplay:
         return self.stats.problems
 
 
-def replay_file(path: Path, full: bool = True, fingerprint: bool = False) -> KimiReplay:
+def replay_file(path: Path, full: bool = True, fingerprint: bool = False, transcripts: bool = True) -> KimiReplay:
     """Read and replay a journal; never raises on bad content (only on I/O errors).
 
     With `fingerprint`, the file's status as read is kept (and its SHA-256, unless the file had
     been still long before the read: see fixes/fingerprint.py), so a heal can tell whether it
-    changed since.
+    changed since. `transcripts=False` (with `full=False`): no transcript reducers, so no C202.
     """
     with open(path, "rb", buffering=READ_BUFFER) as fh:
         taken = time.time_ns()
         st = os.fstat(fh.fileno())
         hasher = _sha256() if fingerprint and not settled(st, taken) else None
-        state = replay_stream(path, fh, hasher, full)
+        state = replay_stream(path, fh, hasher, full, transcripts=transcripts)
     if fingerprint:
         state.fingerprint = Fingerprint.from_stat(st, hasher.hexdigest() if hasher is not None else "", taken)
     return state
