@@ -291,6 +291,7 @@ def parse_floor(path: Path) -> int:
 def in_process(path: Path, rounds: int) -> None:
     """parse and scan alternately in this one process (after one warm-up round of each, so
     imports and first-use costs are out): the per-round ratio parse/scan, median and spread."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout, installed or not
     import transcript_doctor
     from transcript_doctor.stores import kinds
 

@@ -132,6 +132,7 @@ def test_os_errors_are_clear_messages_and_leave_the_file_untouched(
                 "replace-erofs": "Read-only file system", "mkstemp-eacces": "Permission denied"}[where]
     if where == "backup":
         monkeypatch.setattr(heal_backup, "_write_all", _enospc)
+        monkeypatch.setattr(heal_backup, "_copy_range", _enospc)  # the kernel copy of a backup without a hash
     elif where == "temporary":
         real = heal_files.TempFile.write_through
 

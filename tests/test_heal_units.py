@@ -214,3 +214,23 @@ def _next_timestamp_tick(directory: Path, after_ns: int) -> None:
         if probe.stat().st_ctime_ns > after_ns:
             probe.unlink()
             return
+
+
+@pytest.mark.parametrize("how", ["hashed", "kernel", "kernel-refused"])
+def test_a_file_backup_holds_the_original_bytes_whichever_way_it_is_copied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    import errno
+    import hashlib
+
+    source = tmp_path / "wire.jsonl"
+    data = os.urandom(3 * (1 << 20) + 17)  # several copy calls and a ragged end
+    source.write_bytes(data)
+    if how == "kernel-refused":  # e.g. across file systems: the user-space copy takes over
+        def exdev(*_a: object) -> int:
+            raise OSError(errno.EXDEV, "cross-device")
+
+        monkeypatch.setattr(backups, "_copy_range", exdev)
+    made = backups.copy_file(source, tmp_path / "copy", source.stat(), hashed=how == "hashed")
+    assert made.path.read_bytes() == data
+    assert made.sha256 == (hashlib.sha256(data).hexdigest() if how == "hashed" else "")
+    assert not list(tmp_path.glob("*.partial"))

@@ -135,8 +135,8 @@ def test_file_modified_during_heal_is_refused_with_exit_3(tmp_path: Path, monkey
     path = seed_case().write(tmp_path / "wire.jsonl")
     real_backup = heal_backup.copy_file
 
-    def backup_then_append(src: Path, dest: Path, like: os.stat_result) -> heal_backup.Backup:
-        made = real_backup(src, dest, like)
+    def backup_then_append(src: Path, dest: Path, like: os.stat_result, hashed: bool = True) -> heal_backup.Backup:
+        made = real_backup(src, dest, like, hashed)
         with open(src, "ab") as fh:  # another writer appends while tdoc works
             fh.write(Journal(version=None).user("late").bytes())
         return made

@@ -58,7 +58,8 @@ class Target:
         return backups.private_path(self.path)
 
     def file_backup(self) -> backups.Backup:
-        made = backups.copy_file(self.path, self._dest(), self.stat)
+        # only a backup directory's manifest records the backup's hash
+        made = backups.copy_file(self.path, self._dest(), self.stat, hashed=self.options.backup_dir is not None)
         return made if self.options.backup else backups.hold(made)
 
     def database_backup(self, reader: sqlite3.Connection) -> backups.Backup:
