@@ -19,7 +19,8 @@ def cites(ref: str, heads: list[str]) -> bool:
     if ref.isdigit():  # numbered sections: "## §3 Title" or "## 3. Title"
         return any(re.match(rf"§?{ref}[ .]", h) for h in heads)
     titles = [re.sub(r"^(§?[0-9]+\.?\s+)", "", h) for h in heads]  # "7. The kimi package" is §The kimi package
-    return any(t.startswith(ref) for t in titles)
+    # the pattern takes the words after § up to punctuation; prose may follow the title
+    return any(t.startswith(ref) or (ref.startswith(t) and ref[len(t):][:1] in ("", " ")) for t in titles)
 
 
 def citations() -> list[tuple[str, str, str]]:
