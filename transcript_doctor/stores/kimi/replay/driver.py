@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ....fixes.fingerprint import Fingerprint, settled
 from ....text import excerpt
 from ..engines import compaction as cx
 from ..engines.engine_v1 import EngineV1, crash_text
@@ -31,6 +30,9 @@ from ..transcript.live_mirror import DIVERGENT, Mirror, NoTranscript
 from ..transcript.reducers import TranscriptV1, TranscriptV2
 from .hot_path import READ_TYPES, HotPath
 from .step_index import NoStepIndex, StepIndex
+
+if TYPE_CHECKING:
+    from ....fixes.fingerprint import Fingerprint
 
 
 @dataclass
@@ -86,6 +88,8 @@ def replay_file(path: Path, full: bool = True, fingerprint: bool = False, transc
     been still long before the read: see fixes/fingerprint.py), so a heal can tell whether it
     changed since. `transcripts=False` (with `full=False`): no transcript reducers, so no C202.
     """
+    if fingerprint:  # a heal's read only (start-up: a scan need not load it)
+        from ....fixes.fingerprint import Fingerprint, settled
     with open(path, "rb", buffering=READ_BUFFER) as fh:
         taken = time.time_ns()
         st = os.fstat(fh.fileno())
