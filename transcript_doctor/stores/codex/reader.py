@@ -10,10 +10,7 @@ pre-envelope shape of the earliest builds (bare items, a bare header) is read to
 
 from __future__ import annotations
 
-import gc
 from array import array
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -22,6 +19,7 @@ import orjson
 
 from ...model import TdocError
 from ...values import MAX_DEPTH, depth_exceeds, may_be_deep
+from ..collector import collector_paused
 from .issues import Issue, payload_issues
 from .items import API_KINDS, Item, make_item
 from .sniff import sniff as sniff  # where callers have looked for it
@@ -96,26 +94,8 @@ def read_rollout(path: Path, display: str, keep: bool) -> Rollout:
         raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: what a rollout's reading and rebuilding keep is acyclic,
-    and the collector's passes over a growing heap of items would cost more than the work itself.
-
-    On resuming, the objects made meanwhile go straight to the oldest generation (freeze then
-    unfreeze moves them there without a pass), so the next young collection does not walk them all.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
-
-
 def read_stream(fh: BinaryIO, keep: bool) -> Rollout:
+    # what a rollout's reading and rebuilding keep is acyclic: no collector passes over it
     with collector_paused():
         return _read(fh, keep)
 

@@ -10,11 +10,12 @@ from ...conversation import Conversation
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ..base import HealOptions, Options, Store, StoreKind
+from ..collector import collector_paused
 from ..options import CodexOptions
 from .convert import conversation
 from .edits import CodexEditor
 from .native import integrity_findings, locate_at, recorded_errors, store_findings
-from .reader import Rollout, collector_paused, read_rollout
+from .reader import Rollout, read_rollout
 from .reconstruct import CODEX_TARGET, RAW_TARGET, History, Request, normalise, rebuild
 from .replay import replay_object
 from .sniff import sniff
