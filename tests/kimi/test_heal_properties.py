@@ -41,6 +41,28 @@ def _replay(data: bytes) -> KimiReplay:
     return replay_stream(PATH, io.BytesIO(data), full=False)
 
 
+def _planned(data: bytes) -> tuple[Any, list, list]:
+    """The verified heal plan of the journal `data`, its edits and the scan's fixable findings
+    (the plan reads the journal's lines: its edits are made before the file goes)."""
+    from transcript_doctor.core import ScanConfig, check_store
+    from transcript_doctor.healing import allowed
+    from transcript_doctor.stores import HealOptions, Options
+    from transcript_doctor.stores.kimi.heal.driver import plan_heal
+    from transcript_doctor.stores.kimi.store import KimiStore, Session
+
+    from .test_properties import _materialise
+
+    state = _replay(data)
+    state.path = _materialise(data)
+    try:
+        store = KimiStore(state.path, str(state.path), [Session(None, None, state)], readonly=False)
+        found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
+        plan = plan_heal(state, found)
+        return plan, plan.edits(state), found
+    finally:
+        state.path.unlink()
+
+
 def _sends(state: KimiReplay, engine: str, strict: bool) -> list[dict] | None:
     projection = projected(state, engine, strict=strict)
     return None if projection is None else projection.messages
@@ -94,24 +116,8 @@ def test_heal_of_a_healed_journal_changes_no_byte(sequence: list[tuple]) -> None
 @SETTINGS
 @given(seeded())
 def test_a_plan_nothing_was_demoted_in_is_verified_by_one_replay(sequence: list[tuple]) -> None:
-    from transcript_doctor.core import ScanConfig, check_store
-    from transcript_doctor.healing import allowed
-    from transcript_doctor.stores import HealOptions, Options
-    from transcript_doctor.stores.kimi.heal.driver import plan_heal
-    from transcript_doctor.stores.kimi.store import KimiStore, Session
-
-    from .test_properties import _materialise
-
-    data = build(sequence).bytes()
-    state = _replay(data)
-    state.path = _materialise(data)
-    try:
-        store = KimiStore(state.path, str(state.path), [Session(None, None, state)], readonly=False)
-        found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
-        plan = plan_heal(state, found)
-        has_edits = bool(plan.edits(state))
-    finally:
-        state.path.unlink()
+    plan, edits, _ = _planned(build(sequence).bytes())
+    has_edits = bool(edits)
     demoted = [u for u in plan.kept if plan.reasons.get(u) == DEMOTED_REASON]
     assert set(demoted) <= set(plan.demotions)
     if has_edits and not plan.demotions and not plan.promoted:  # a promotion is verified once more
@@ -152,25 +158,10 @@ def test_a_removal_demoted_to_a_tombstone_costs_one_more_replay() -> None:
     """Found by the property above: a vacuous step after an undo, under a later legacy count. Its
     removal changes what v1 sends, the verification says so, the step becomes a tombstone, and
     the second replay passes (the count needs no edit then: v2 keeps the tombstone too)."""
-    from transcript_doctor.core import ScanConfig, check_store
-    from transcript_doctor.healing import allowed
-    from transcript_doctor.stores import HealOptions, Options
-    from transcript_doctor.stores.kimi.heal.driver import plan_heal
     from transcript_doctor.stores.kimi.heal.plan import TOMB
-    from transcript_doctor.stores.kimi.store import KimiStore, Session
-
-    from .test_properties import _materialise
 
     sequence = [("kept", 0), ("user",), ("legacy", 0), ("undo", 2), VACUOUS_STEP, ("user",), ("legacy", 1)]
-    data = build(sequence).bytes()
-    state = _replay(data)
-    state.path = _materialise(data)
-    try:
-        store = KimiStore(state.path, str(state.path), [Session(None, None, state)], readonly=False)
-        found = [f for f in check_store(store, ScanConfig(options=Options())) if allowed(f, HealOptions())]
-        plan = plan_heal(state, found)
-    finally:
-        state.path.unlink()
+    plan, edits, found = _planned(build(sequence).bytes())
     assert sorted(f.code for f in found) == ["C201", "W101"]
     assert plan.demotions == ["s4"] and plan.status == {"s4": TOMB} and plan.replays == 2
-    assert [e.op for e in plan.edits(state)] == ["replace", "delete", "delete"]  # tombstone, no count edit
+    assert [e.op for e in edits] == ["replace", "delete", "delete"]  # tombstone, no count edit

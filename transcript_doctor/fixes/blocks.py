@@ -9,9 +9,10 @@ edited lines, so the cost of a write pass is a read, a newline count and a write
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 from typing import IO
 
-from .jsonl import LinePlan, replacement_lines
+from .jsonl import LinePlan, applied_pieces
 
 BLOCK = 1 << 20
 
@@ -76,25 +77,4 @@ class LineBlocks:
 
 def iter_applied_blocks(src: IO[bytes], plan: LinePlan, size: int = BLOCK) -> Iterator[bytes]:
     """The bytes of `src` with the plan applied, in blocks; the same bytes `iter_applied` gives."""
-    blocks = LineBlocks(src, size)
-    done = 0  # lines consumed
-    previous = b""
-    for number in sorted(plan.changes):
-        if number - 2 > done:
-            yield from blocks.run(number - 2 - done)
-            done = number - 2
-        if number - 1 > done:
-            previous = blocks.line()
-            if not previous:
-                return
-            yield previous
-            done += 1
-        raw = blocks.line()
-        if not raw:
-            return
-        done += 1
-        value = plan.changes[number]
-        before, previous = previous, raw
-        if value is not None:
-            yield b"".join(replacement_lines(value, raw, before))
-    yield from blocks.rest()
+    return chain.from_iterable(applied_pieces(LineBlocks(src, size), plan))

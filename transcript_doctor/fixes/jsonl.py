@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import IO
+from typing import IO, Protocol
 
 from ..model import Edit, TdocError
 
@@ -65,25 +65,51 @@ def iter_applied(src: Iterable[bytes], plan: LinePlan) -> Iterator[bytes]:
     line, only one per edit. A replacement gets the line ending of the line it replaces; its
     inner line breaks get the file's own ending (that of the line before, for a last line
     without one)."""
-    lines = iter(src)
-    return chain.from_iterable(_segments(lines, plan))
+    return chain.from_iterable(applied_pieces(_Lines(iter(src)), plan))
 
 
-def _segments(lines: Iterator[bytes], plan: LinePlan) -> Iterator[Iterable[bytes]]:
-    """The pieces `iter_applied` chains; each is used up before the next is made."""
+class LineSource(Protocol):
+    """Where `applied_pieces` takes lines from: whole runs of them, one line, or the rest."""
+
+    def run(self, count: int) -> Iterable[bytes]: ...
+
+    def line(self) -> bytes: ...  # b"" at the end
+
+    def rest(self) -> Iterable[bytes]: ...
+
+
+class _Lines:
+    """A `LineSource` over an iterator of lines."""
+
+    def __init__(self, lines: Iterator[bytes]) -> None:
+        self.lines = lines
+
+    def run(self, count: int) -> Iterable[bytes]:
+        return islice(self.lines, count)
+
+    def line(self) -> bytes:
+        return next(self.lines, b"")
+
+    def rest(self) -> Iterable[bytes]:
+        return self.lines
+
+
+def applied_pieces(source: LineSource, plan: LinePlan) -> Iterator[Iterable[bytes]]:
+    """The pieces of the edited content, to be chained in order; each is used up before the next
+    is made (a run of untouched lines, the line before an edit, a replacement's lines)."""
     done = 0  # lines consumed
     previous = b""
     for number in sorted(plan.changes):
         if number - 2 > done:
-            yield islice(lines, number - 2 - done)
+            yield source.run(number - 2 - done)
             done = number - 2
         if number - 1 > done:
-            previous = next(lines, b"")
+            previous = source.line()
             if not previous:
                 return
             yield (previous,)
             done += 1
-        raw = next(lines, b"")
+        raw = source.line()
         if not raw:
             return
         done += 1
@@ -91,7 +117,7 @@ def _segments(lines: Iterator[bytes], plan: LinePlan) -> Iterator[Iterable[bytes
         before, previous = previous, raw
         if value is not None:
             yield replacement_lines(value, raw, before)
-    yield lines
+    yield source.rest()
 
 
 def context_lines(src: IO[bytes], wanted: set[int]) -> dict[int, bytes]:
