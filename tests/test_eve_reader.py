@@ -342,13 +342,14 @@ def _cpu(fn) -> float:
 
 def test_many_appends_to_one_reply_read_in_linear_time(tmp_path: Path) -> None:
     small = _long_stream(tmp_path / "small.ndjson", 5_000)
-    large = _long_stream(tmp_path / "large.ndjson", 20_000)
+    large = _long_stream(tmp_path / "large.ndjson", 40_000)
     stream = read_stream(large)
     step = stream.turns[0].steps[0]
-    assert len(step.streamed_text) == 20_000 * 200 and len(step.lines) == 20_002
-    # Appending to a growing string or scanning the step's line list would make this ~16x.
+    assert len(step.streamed_text) == 40_000 * 200 and len(step.lines) == 40_002
+    # Appending to a growing string or scanning the step's line list would make this ~64x; linear
+    # work ~8x. The line sits at their geometric mean, so timing noise of 2.5x cannot flip it.
     growth = (_cpu(lambda: read_stream(large)) + 1e-3) / (_cpu(lambda: read_stream(small)) + 1e-3)
-    assert growth < 10.0, f"4x the appends took {growth:.1f}x the time"
+    assert growth < 22.0, f"8x the appends took {growth:.1f}x the time"
 
 
 # ----------------------------------------------------------------------------- hostile input
