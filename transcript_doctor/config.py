@@ -34,7 +34,7 @@ from .rules.registry import expand_selector
 KEYS = ("select", "ignore", "fail-on", "unsafe-fixes", "backup-dir", "per-path-ignores")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class FileConfig:
     """The settings one configuration file holds (None: the file does not set it)."""
 
@@ -48,7 +48,7 @@ class FileConfig:
     per_path_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Settings:
     """Effective settings: flags over the file over defaults."""
 

@@ -98,7 +98,7 @@ class NoEdits:
         return None
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Conversation:
     """One session's request as its runtime would send it, located in its store.
 

@@ -53,7 +53,7 @@ class ScanConfig:
             raise TdocError(f"unknown rule selector {exc.args[0]!r} (see `tdoc rules`)") from None
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Report:
     """The result of a scan: one FileResult per input, each with its findings."""
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 COLOR_CHOICES = ("auto", "always", "never")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class RenderOptions:
     """What a reporter may be told besides the report."""
 

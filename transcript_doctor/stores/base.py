@@ -75,7 +75,7 @@ class HealOptions:
         return kind()
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class HealResult:
     """What a heal did (or would do) to one store."""
 

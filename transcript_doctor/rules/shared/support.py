@@ -19,7 +19,7 @@ from ...model import Fix, Message
 EditIntent = Callable[[Editor], "Fix | None"]
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Hit:
     """One problem a shared rule found: on `msg` (on its part `part` when set)."""
 

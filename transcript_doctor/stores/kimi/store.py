@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the heal machinery loads when a heal is planned, not with a
     from ...heal.plan import HealPlan
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Session:
     """One agent's journal inside a store."""
 

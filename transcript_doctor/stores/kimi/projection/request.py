@@ -23,7 +23,7 @@ from .v2 import project_v2
 ENGINES = {"v1": project_v1, "v2": project_v2}
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Projection:
     """The request an engine's history projects to, with its anomalies and each message's sources."""
 

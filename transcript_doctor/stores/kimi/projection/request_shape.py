@@ -29,7 +29,7 @@ UNAVAILABLE = (
 _WIRE_KEYS = ("name", "toolCallId", "partial", "tools")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Item:
     """A request message under construction and the history indices it came from."""
 

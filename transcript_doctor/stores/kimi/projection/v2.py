@@ -28,7 +28,7 @@ from .v1 import dedupe, drop_leading_non_user, keep_sendable, merge_assistants
 Anomalies = list[dict]
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Exchange:
     """An assistant with tool calls and, per call slot, the result paired to it so far."""
 
@@ -37,7 +37,7 @@ class Exchange:
     results: list[Item | None] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class OpenCall:
     """A tool call of the request still waiting for its result."""
 
@@ -52,7 +52,7 @@ class OpenCall:
 Block = Item | Exchange
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Pairing:
     """Where v2's pairing of tool calls with their results stands while the request is built."""
 

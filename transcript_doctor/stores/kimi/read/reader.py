@@ -23,7 +23,7 @@ KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 LATEST_VERSION = "1.5"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class Record:
     line: int
     offset: int
@@ -31,7 +31,7 @@ class Record:
     data: dict[str, Any]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class LineProblem:
     line: int
     offset: int
@@ -40,7 +40,7 @@ class LineProblem:
     length: int
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Header:
     line: int
     protocol_version: str | None
@@ -48,7 +48,7 @@ class Header:
     valid: bool
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class ReadStats:
     lines: int = 0
     records: int = 0

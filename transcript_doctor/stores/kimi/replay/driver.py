@@ -52,7 +52,7 @@ class LegacyCompaction:
     lost_keys: list[tuple[Any, ...]] = field(default_factory=list)  # stable keys of `lost` (see message_key)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class KimiReplay:
     path: Path
     stats: ReadStats = field(default_factory=ReadStats)
