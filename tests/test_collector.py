@@ -64,3 +64,20 @@ def test_cyclic_garbage_made_while_paused_is_collected_afterwards() -> None:
     with collector_paused():
         Node()
     assert gc.collect() >= 1  # the cycle is still collectable once the collector runs
+
+
+def test_a_pause_leaves_what_another_store_froze_frozen() -> None:
+    """An open Claude Code store freezes its index; reading another store meanwhile must not thaw it."""
+    kept = [object() for _ in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with collector_paused():
+            made = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+        assert list(paused_per_item(iter([1, 2]))) == [1, 2]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    assert kept and made

@@ -6,6 +6,9 @@ a tenth or more of a scan and find nothing. The collector is paused while a read
 resumed after: whatever was made meanwhile goes to the oldest generation without a pass (freeze
 then unfreeze), so the next young collection does not walk it. Cyclic garbage made while paused is
 collected as usual once the collector runs again, so memory stays bounded by what is alive.
+
+That move is skipped while something else holds objects frozen (an open Claude Code store
+freezes its index: stores/claude_code/reader.py): `gc.unfreeze()` would thaw those too.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
-            gc.freeze()
-            gc.unfreeze()
+            if not gc.get_freeze_count():  # unfreeze would also thaw what another store froze
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
