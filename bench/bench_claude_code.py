@@ -15,7 +15,7 @@ throughput (MB/s) of each phase and the median of the per-round ratios to the pa
 the scan >= 1/3). Memory: the peak Python heap (tracemalloc) of a fresh process that scans a file
 of each --memory-mb size, per file byte and per record, and the growth per added record between the
 smallest and the largest size. Text is not kept (excerpts and the per-record index only), so the
-peak grows with the number of records, not with their text (docs/claude-code.md §7).
+peak grows with the number of records, not with their text (docs/claude-code-sessions.md §7).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`tdoc explain --error TEXT FILE` with the provider errors Claude Code users paste (docs/claude-code.md §5)."""
+"""`tdoc explain --error TEXT FILE` with the provider errors Claude Code users paste (docs/claude-code-sessions.md §5)."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ PATTERNS: list[Pattern] = [
        r"no (?:low|high) surrogate in string"),
     _p("request-not-json", "anthropic", "bad-text-encoding", "text the provider's JSON parser rejects (NUL bytes, binary)",
        r"the request body is not valid json"),
-    # Claude Code CLI wrappers (docs/claude-code.md §5): the CLI's own words for a pairing error
+    # Claude Code CLI wrappers (docs/claude-code-sessions.md §5): the CLI's own words for a pairing error
     _p("claude-code-orphaned-tool-result", "anthropic", "orphan-tool-result", _ORPHAN_RESULT,
        r"orphaned `?tool_result`? (?:block )?in (?:the )?conversation history", related="duplicate-tool-result"),
     _p("claude-code-duplicate-tool-use-id", "anthropic", "duplicate-tool-call-id", "two tool calls share an id",

@@ -1,4 +1,4 @@
-"""Claude Code session transcripts: reader, resume replay, checks and heal (docs/claude-code.md).
+"""Claude Code session transcripts: reader, resume replay, checks and heal (docs/claude-code-sessions.md).
 
 Discovery imports only the sniffer; `store.py` loads when a file matches.
 """

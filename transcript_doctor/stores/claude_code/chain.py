@@ -1,6 +1,6 @@
 """The resume walk: newest leaf, parentUuid chain, compaction boundary and preserved segments.
 
-docs/claude-code.md, section "How the request is rebuilt on resume": Claude Code resumes from the newest leaf (the last record in the file
+docs/claude-code-sessions.md, section "How the request is rebuilt on resume": Claude Code resumes from the newest leaf (the last record in the file
 that no other record names as its parent), walks `parentUuid` back to a root, and replays that
 chain. A `compact_boundary` is a root (`parentUuid: null`); a preserved segment is re-attached by
 pointing its head at the segment's anchor. A parent that names no record ends the walk: the

@@ -1,7 +1,7 @@
 """Is a Claude Code process holding this session file open? (Linux `/proc`; elsewhere: unknown.)
 
 Claude Code appends to the transcript while a session runs; rewriting it then loses what it writes
-next (the 63 MB session in docs/claude-code.md, section "Heal"). The heal pipeline refuses a file another
+next (the 63 MB session in docs/claude-code-sessions.md, section "Heal"). The heal pipeline refuses a file another
 process holds open for writing; a `claude` process is refused (exit 3) whatever mode it opened the
 file in, because it reopens the transcript to append. Which processes hold the file is read by the
 pipeline's `/proc` reader (`heal/inuse.py`); this module only says which of them are Claude Code.

@@ -1,4 +1,4 @@
-"""Turn heal intents into line edits on a Claude Code transcript (docs/claude-code.md, section "Heal").
+"""Turn heal intents into line edits on a Claude Code transcript (docs/claude-code-sessions.md, section "Heal").
 
 An intent says what to do to the session (remove a record, drop a block, answer a call, split a
 line, re-link a parent); `plan` works out every line that has to change so the chain stays whole:

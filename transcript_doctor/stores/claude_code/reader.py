@@ -1,6 +1,6 @@
 """Read a Claude Code session file (JSONL) into `Record`s, streaming line by line.
 
-What the reader decides (docs/claude-code.md, sections "Records" and "Provider errors"):
+What the reader decides (docs/claude-code-sessions.md, sections "Records" and "Provider errors"):
 * a line that is one JSON object is one record, whatever its type (unknown types are kept and ignored);
 * a line holding two or more complete JSON objects with no newline between them is a concatenated
   line (F509): every object on it becomes a record marked unreadable, because Claude Code parses

@@ -1,6 +1,6 @@
 """One Claude Code transcript record, reduced to what the resume replay and the rules read.
 
-A record is one JSON object of the session file (docs/claude-code.md, section "Records"). The reader keeps the
+A record is one JSON object of the session file (docs/claude-code-sessions.md, section "Records"). The reader keeps the
 envelope (type, uuid, parentUuid, ...) and a slim copy of the message content: text is kept whole
 only when a rule must look at it (blank, or carrying a NUL or a lone surrogate, or short), else an
 excerpt, so memory stays small on transcripts of hundreds of megabytes. `keep_text` keeps it all
@@ -16,7 +16,7 @@ from typing import Any
 from ...text import excerpt, is_blank
 from .sniff import CHAIN_TYPES  # the record types live with the sniffer (discovery loads no record class)
 
-# Records a heal must never remove: resume needs them (docs/claude-code.md, section "How the request is rebuilt on resume").
+# Records a heal must never remove: resume needs them (docs/claude-code-sessions.md, section "How the request is rebuilt on resume").
 PROTECTED_SUBTYPES = frozenset({"compact_boundary"})
 PROTECTED_TYPES = frozenset({"permission-mode", "last-prompt"})
 SYNTHETIC_MODEL = "<synthetic>"

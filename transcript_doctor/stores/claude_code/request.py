@@ -1,4 +1,4 @@
-"""Rebuild the request Claude Code sends on resume from the chain (docs/claude-code.md, section "How the request is rebuilt on resume").
+"""Rebuild the request Claude Code sends on resume from the chain (docs/claude-code-sessions.md, section "How the request is rebuilt on resume").
 
 * One request message per assistant `message.id`: every line of the response (the chain's and
   its siblings off the chain, e.g. the later `tool_use` lines of parallel calls) merged in file order.

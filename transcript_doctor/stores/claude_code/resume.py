@@ -3,7 +3,7 @@
 `Resume.cli` is what Claude Code sends now; `Resume.repaired` is what it sends once the file's
 breaks are mended (concatenated lines split, dangling parents re-linked), built only when the
 file has such a break. Findings in records only the repaired view reaches are reported as
-unreachable (docs/claude-code.md, section "Findings").
+unreachable (docs/claude-code-sessions.md, section "Findings").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-# Record types that take part in the parentUuid chain (docs/claude-code.md, section "How the request is rebuilt on resume").
+# Record types that take part in the parentUuid chain (docs/claude-code-sessions.md, section "How the request is rebuilt on resume").
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 # Every record type Claude Code is known to write; others are read and ignored.
 KNOWN_TYPES = CHAIN_TYPES | frozenset(

@@ -1,4 +1,4 @@
-"""A subagent transcript's link to the `Task` call that started it (docs/claude-code.md, section "Where the files are").
+"""A subagent transcript's link to the `Task` call that started it (docs/claude-code-sessions.md, section "Where the files are").
 
 A subagent writes `agent-<id>.jsonl` beside its session (`<session>.jsonl`) or under
 `<session>/subagents/`. The session's `Task` result carries the agent id (`toolUseResult.agentId`);

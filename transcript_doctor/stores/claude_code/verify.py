@@ -1,4 +1,4 @@
-"""Check a healed transcript before it replaces the original (docs/claude-code.md, section "Heal").
+"""Check a healed transcript before it replaces the original (docs/claude-code-sessions.md, section "Heal").
 
 1. The healed file's resume replay equals the original's with the planned fixes applied to the
    records in memory (records removed, blocks dropped, parents re-linked, results added, lines split).
