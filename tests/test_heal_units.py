@@ -173,9 +173,9 @@ def test_a_file_that_sat_still_is_matched_by_its_status_alone(tmp_path: Path, mo
     path = tmp_path / "wire.jsonl"
     path.write_bytes(b'{"a":1}\n')
     taken = time.time_ns() + 10 * fp.RACY_NS  # as if read long after its last write
-    print_ = fp.Fingerprint.from_stat(path.stat(), fp.file_sha256(path), taken)
+    seen = fp.Fingerprint.from_stat(path.stat(), fp.file_sha256(path), taken)
     monkeypatch.setattr(fp, "file_sha256", lambda _p: (_ for _ in ()).throw(AssertionError("re-read")))
-    assert print_.matches(path)
+    assert seen.matches(path)
 
 
 @pytest.mark.parametrize("change", ["append", "same-size", "same-size-old-mtime", "replaced"])

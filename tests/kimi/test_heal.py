@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import orjson
@@ -333,16 +334,30 @@ LATE_RECORDS = [  # one that changes what the engines send (the plan fails), one
 ]
 
 
+@pytest.mark.parametrize("settled", [False, True], ids=["racy", "settled"])
 @pytest.mark.parametrize("late", LATE_RECORDS, ids=["sent", "unread"])
 @pytest.mark.parametrize("mode", [["--in-place"], ["--output", "OUT"], []], ids=["in-place", "output", "dry-run"])
 def test_a_journal_appended_to_before_verification_is_refused_with_exit_3(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: list[str], late: bytes) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: list[str], late: bytes, settled: bool) -> None:
     """The agent writes a record after tdoc read the journal: the heal must not call that
     'nothing to heal' or write a plan made for other bytes. The append is injected exactly at
-    the verification replay (no timing)."""
+    the verification replay (no timing). `settled`: the journal was last written long before
+    the read (the read's clock is moved on), so it is never hashed and its status alone must
+    tell (docs/heal.md §Changed files)."""
+    from transcript_doctor.fixes import fingerprint as fingerprint_module
     from transcript_doctor.stores.kimi.heal import verify as heal_verify
+    from transcript_doctor.stores.kimi.replay import driver as replay_driver
 
     path = seed_case().write(tmp_path / "wire.jsonl")
+    if settled:
+        later = types.SimpleNamespace(time_ns=lambda: time.time_ns() + 10 * fingerprint_module.RACY_NS)
+        monkeypatch.setattr(replay_driver, "time", later)
+
+        def no_hash(_path: Path) -> str:
+            raise AssertionError("a settled journal is checked by its status, never hashed")
+
+        monkeypatch.setattr(fingerprint_module, "file_sha256", no_hash)
+        monkeypatch.setattr(replay_driver, "_sha256", lambda: no_hash(path))  # nor while it is read
     real = heal_verify.replay_stream
 
     def appending(*args, **kwargs):  # type: ignore[no-untyped-def]

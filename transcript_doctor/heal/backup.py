@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 
 from .. import __version__
+from ..fixes.fingerprint import file_sha256
 from ..model import TdocError
 from .faults import os_failure, reached
 from .files import CHUNK, TEMP_SUFFIX, fsync_dir
@@ -162,7 +163,7 @@ def copy_database(source: sqlite3.Connection, dest: Path, like: os.stat_result |
         Path(f"{tmp}-journal").unlink(missing_ok=True)
 
     _through_partial(dest, os.O_RDWR, fill, like, "write the database backup")
-    return Backup(dest, _sha256(dest))
+    return Backup(dest, file_sha256(dest))
 
 
 def private_path(path: Path) -> Path:
@@ -282,10 +283,3 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         view = view[os.write(fd, view):]
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

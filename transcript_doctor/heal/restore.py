@@ -11,10 +11,10 @@ open for writing) is refused with exit 3 unless `--force`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
+from ..fixes.fingerprint import file_sha256
 from ..model import RefusedError, TdocError
 from . import backup as backups
 from . import database
@@ -68,10 +68,6 @@ def _check_manifest(path: Path, chosen: Path, backup_dir: Path | None) -> None:
     for entry in backups.manifest_entries(backup_dir):
         if os.path.realpath(str(entry.get("backup"))) != real:
             continue
-        digest = hashlib.sha256()
-        with open(chosen, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        if digest.hexdigest() != entry.get("sha256"):
+        if file_sha256(chosen) != entry.get("sha256"):
             raise TdocError(f"{chosen}: does not match the SHA-256 recorded in {backup_dir / backups.MANIFEST}; "
                             "not restored")

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...fixes.blocks import iter_applied_blocks
 from ...fixes.fingerprint import Fingerprint
-from ...fixes.jsonl import LinePlan, iter_applied
+from ...fixes.jsonl import LinePlan
 from ...heal.plan import HealPlan, LineWrite
 from ...model import Edit, Finding, RefusedError, TdocError
 from ..base import HealOptions
@@ -107,8 +108,8 @@ def _write_temp(source: Path, lines: LinePlan) -> tuple[Path, str]:
     fd, name = tempfile.mkstemp(prefix="tdoc-claude-heal-", suffix=".jsonl")
     digest = hashlib.sha256()
     try:
-        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
-            for chunk in iter_applied(src, lines):
+        with os.fdopen(fd, "wb") as out, open(source, "rb", buffering=0) as src:
+            for chunk in iter_applied_blocks(src, lines):
                 digest.update(chunk)
                 out.write(chunk)
     except BaseException:

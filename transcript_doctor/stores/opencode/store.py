@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,12 +138,13 @@ class OpencodeExportStore(Store):
     def __init__(self, path: Path, display: str, options: Options) -> None:
         super().__init__(path, display)
         try:
+            taken = time.time_ns()
             st = path.stat()
             self.data = path.read_bytes()
         except OSError as exc:
             raise TdocError(f"{display}: cannot read: {exc.strerror or exc}") from None
         # What was parsed, for the change check before a heal replaces the file.
-        self.fingerprint = Fingerprint(st.st_size, st.st_mtime_ns, hashlib.sha256(self.data).hexdigest())
+        self.fingerprint = Fingerprint.from_stat(st, hashlib.sha256(self.data).hexdigest(), taken)
         self.session: OcSession
         self.session, self._records = parse_export(self.data, display)
         self._pass = session_pass(self)
