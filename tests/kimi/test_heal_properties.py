@@ -162,6 +162,8 @@ def test_a_removal_demoted_to_a_tombstone_costs_one_more_replay() -> None:
 
     sequence = [("kept", 0), ("user",), ("legacy", 0), ("undo", 2), VACUOUS_STEP, ("user",), ("legacy", 1)]
     plan, edits, found = _planned(build(sequence).bytes())
-    assert sorted(f.code for f in found) == ["C201", "W101"]
+    # No C201: the undo v2 cannot apply left it "prompt 1" where v1 has the step, so at the last
+    # compaction v2's slice holds exactly v1's messages ([prompt 5]) although v2 dropped the step.
+    assert sorted(f.code for f in found) == ["W101"]
     assert plan.demotions == ["s4"] and plan.status == {"s4": TOMB} and plan.replays == 2
     assert [e.op for e in edits] == ["replace", "delete", "delete"]  # tombstone, no count edit

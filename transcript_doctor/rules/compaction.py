@@ -14,8 +14,13 @@ define(
 A legacy `context.apply_compaction` record (no numeric `keptUserMessageCount`: the oldest v1 form with
 `compactedCount`, or the pre-release v2 form with a message-object `summary` and `count`). It replays as the
 summary followed by `history[C:]`. The v1 writer counted C over a history that keeps every step assistant,
-vacuous ones included; v2 drops those steps when they settle, so its slice starts D messages too late and D real
-messages vanish. tdoc replays the log with both engines and reports D and the messages lost.
+vacuous ones included; v2 drops those steps when they settle, so when D of them sit below the cut its slice
+starts D messages too late and D real messages vanish. tdoc replays the log with both engines and, at each such
+record, compares what each engine really keeps there, message by message (docs/kimi-code.md §Legacy compaction
+alignment): `lost` names v1's messages v2 does not keep, `extra` (new) the messages v2 keeps and v1 does not. The
+histories can also differ for other reasons (an earlier kept-users compaction keeps different heads in the two
+engines, an undo v2 refuses), and then the finding says that lowering the count would not align v2, and why.
+When both engines keep the same messages there, nothing is reported.
 
 ## Why it breaks a session
 Nothing fails loudly: after the upgrade to the v2 engine, the resumed conversation is missing messages the user
@@ -37,12 +42,14 @@ safe fix: delete the three step lines and write `compactedCount` 1, after which 
 ## Fix safety
 Safe: it removes only steps that hold nothing sendable (each is also W101) and lowers the count by exactly the
 number of them below the cut, writing back the field that was read (`compactedCount` or `count`); every other
-line stays byte-identical. tdoc accepts an edit only if replaying the healed log gives, under each engine, the
-original v1 history minus the removed steps. Plain removal fails that check when every message after the cut is
-a removed step (v1 would switch to its kept-users shape and bring back dropped prompts), when the removed
-`step.begin` closed pending tool calls or flushed deferred messages in v1, or when it settled an earlier failed
-step in v2; such steps are kept and the finding is marked not safely fixable. One side effect remains: removing
-the step with the highest `turnId` can lower the turn counter the engines restore on resume.
+line stays byte-identical. The fix is offered only when that count makes v2 keep exactly v1's messages
+(`aligned_by_fix`; an earlier compaction's aligned fix counts as applied); otherwise no count serves both
+engines and the finding has no fix. tdoc accepts an edit only if replaying the healed log gives, under each
+engine, the original v1 history minus the removed steps. Plain removal fails that check when every message after
+the cut is a removed step (v1 would switch to its kept-users shape and bring back dropped prompts), when the
+removed `step.begin` closed pending tool calls or flushed deferred messages in v1, or when it settled an earlier
+failed step in v2; such steps are kept and the finding is marked not safely fixable. One side effect remains:
+removing the step with the highest `turnId` can lower the turn counter the engines restore on resume.
 
 ## Provider errors
 None: the lost messages go missing silently. The removed steps are the ones W101 reports.

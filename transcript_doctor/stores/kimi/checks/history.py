@@ -90,30 +90,68 @@ def _prefix_positions(state: Any) -> dict[Any, int]:
 
 def has_misaligned_compaction(state: Any) -> bool:
     """Whether some legacy compaction counts steps v2 drops (C201), without building its fix."""
-    return any(lc.dropped_below for lc in state.legacy)
+    return any(_misaligned(lc) for lc in state.legacy)
+
+
+def _misaligned(lc: Any) -> bool:
+    """C201's condition: the count counts steps v2 dropped, and the two engines keep different
+    messages there (when their slices hold the same messages there is nothing to report)."""
+    return bool(lc.dropped_below) and bool(lc.lost or lc.extra)
 
 
 def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
     removable = set(removable_steps(state))
     for ordinal, lc in enumerate(state.legacy):
-        if not lc.dropped_below:
+        if not _misaligned(lc):
             continue
         d = len(lc.dropped_below)
         value = new_count(lc, removable)
-        edits = _count_edits(state, lc, value)
-        for uuid in lc.vacuous_below:
-            if uuid in removable:
-                edits.extend(step_delete_edits(state.steps.steps[uuid]))
-        lost = ", ".join(f"{m['role']} (line {m['line']})" for m in lc.lost) or "nothing visible"
-        fix = Fix("safe", f"lower {lc.field} from {lc.count} to {value} and remove the {len(lc.vacuous_below)} "
-                  "vacuous steps below the cut", tuple(edits)) if edits else None
-        yield mk("C201", f"legacy compaction {lc.field}={lc.count} counts {d} vacuous step(s) that v2 drops; "
-                 f"v2 replay keeps history[{lc.count}:] and loses {d} real message(s): {lost}",
-                 line=lc.line, engine="v2", fix=fix,
+        fix = None
+        if lc.fix_aligns:  # a fix that lowers the count and leaves v2 misaligned would promise too much
+            edits = _count_edits(state, lc, value)
+            for uuid in lc.vacuous_below:
+                if uuid in removable:
+                    edits.extend(step_delete_edits(state.steps.steps[uuid]))
+            fix = Fix("safe", f"lower {lc.field} from {lc.count} to {value} and remove the {len(lc.vacuous_below)} "
+                      "vacuous steps below the cut", tuple(edits)) if edits else None
+        yield mk("C201", _c201_message(lc, d), line=lc.line, engine="v2", fix=fix,
                  evidence={"D": d, "field": lc.field, "count": lc.count, "new_count": value,
                            "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch,
-                           "step_lines": _step_ranges(state, lc.dropped_below)},
+                           "step_lines": _step_ranges(state, lc.dropped_below), "extra": lc.extra,
+                           "aligned_by_fix": lc.fix_aligns, "v2_count": lc.v2_count},
                  subject=f"legacy-compaction:{ordinal}")
+
+
+def _c201_message(lc: Any, d: int) -> str:
+    head = f"legacy compaction {lc.field}={lc.count} counts {d} vacuous step(s) that v2 drops"
+    lost = f"loses {len(lc.lost)} real message(s): {_listed(lc.lost)}" if lc.lost else "loses no real message"
+    if lc.fix_aligns:  # the dropped steps explain the difference (v2 then keeps nothing extra)
+        return f"{head}; v2 replay keeps history[{lc.count}:] and {lost}"
+    sends = f" and sends {len(lc.extra)} message(s) v1 does not: {_listed(lc.extra)}" if lc.extra else ""
+    kept = "keeps its whole history" if not lc.v2_applies else f"keeps history[{lc.count}:]"
+    return f"{head}; v2 replay {kept}, {lost}{sends}; lowering the count would not align v2 with v1: {_why_not(lc, d)}"
+
+
+def _why_not(lc: Any, d: int) -> str:
+    """Why no count lowered by the dropped steps makes v2 keep what v1 keeps (see legacy.py)."""
+    if not lc.v2_applies:
+        return "v2 does not apply this record (its schema or agent check skips it)"
+    if lc.v1_keeps == "kept-users":
+        return "v1 keeps its recent user messages here, not a tail"
+    if lc.v1_keeps == "all":
+        return "v1 fails on this record and keeps its whole history"
+    if lc.v2_count is None:
+        return "the engines' histories also differ below the cut"
+    more = lc.v2_count - (lc.count - d)
+    if more == 0:  # v2 lines up as it is, but what earlier compactions' fixes give it back would move it
+        return "the messages earlier compactions' fixes give back to v2 below the cut would move its slice"
+    return (f"below the cut v2 holds {abs(more)} message(s) {'more' if more > 0 else 'fewer'} than v1 does without the "
+            f"dropped steps (v2 would keep exactly v1's messages at {lc.field}={lc.v2_count})")
+
+
+def _listed(messages: list[dict[str, Any]], limit: int = 10) -> str:
+    named = ", ".join(f"{m['role']} (line {m['line']})" for m in messages[:limit])
+    return named + (f" and {len(messages) - limit} more" if len(messages) > limit else "")
 
 
 def _step_ranges(state: Any, uuids: list[Any]) -> list[list[int]]:

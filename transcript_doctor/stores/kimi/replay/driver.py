@@ -2,7 +2,8 @@
 
 The driver feeds every record to engine v1, engine v2 and both transcript reducers (in scans the
 reducers follow their live engines, see transcript/live_mirror.py), and keeps the bookkeeping the rules need: the header, unreadable lines, every step's records, the steps v2
-dropped, and at each legacy compaction how many v2-dropped step assistants sat below its cut.
+dropped, and at each legacy compaction what legacy.py notes (the v2-dropped step assistants below
+its cut and, when there are some, what each engine's slice keeps that the other's does not).
 """
 
 from __future__ import annotations
@@ -12,44 +13,25 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ....text import excerpt
-from ..engines import compaction as cx
 from ..engines.engine_v1 import EngineV1, crash_text
 from ..engines.engine_v2 import EngineV2
 from ..engines.messages import Msg, appended, for_transcript, public, settle_arguments
-from ..engines.vacuous import is_vacuous_content
 from ..projection.request import Projection, project
 from ..read.reader import READ_BUFFER, Header, LineProblem, ReadStats, Record, agent_id_for, header_of, read_records
 from ..read.records import HISTORY_TYPES, is_valid_v2
 from ..transcript.live_mirror import DIVERGENT, Mirror, NoTranscript
 from ..transcript.reducers import TranscriptV1, TranscriptV2
 from .hot_path import READ_TYPES, HotPath
+from .legacy import LegacyCompaction as LegacyCompaction  # (re-exported: step_edits and the heal name them here)
+from .legacy import message_key as message_key
+from .legacy import note_legacy
 from .step_index import NoStepIndex, StepIndex
 
 if TYPE_CHECKING:
     from ....fixes.fingerprint import Fingerprint
-
-
-@dataclass
-class LegacyCompaction:
-    """A legacy compaction record as v1 applied it, with what a heal needs to re-align it."""
-
-    line: int
-    offset: int
-    field: str  # "compactedCount" or "count"
-    count: int
-    v1_len: int  # v1 history length when it was applied
-    v1_branch: str  # "tail" | "kept-users"
-    vacuous_below: list[Any]  # uuids of vacuous step assistants in v1 history[:min(count, len)]
-    dropped_below: list[Any]  # those of them v2 had already dropped: the misalignment D
-    lost: list[dict[str, Any]]  # the messages v2's slice skips because of it (line, role, text)
-    tail_steps: list[Any] | None = None  # v1 tail history[C:len] when it is made only of vacuous steps
-    lost_keys: list[tuple[Any, ...]] = field(default_factory=list)  # stable keys of `lost` (see message_key)
 
 
 @dataclass(repr=False, eq=False)
@@ -64,6 +46,7 @@ class KimiReplay:
     steps: StepIndex = field(default_factory=StepIndex)
     v2_dropped: dict[Any, int] = field(default_factory=dict)  # step uuid -> line of the settle
     legacy: list[LegacyCompaction] = field(default_factory=list)
+    restorable: set[Any] = field(default_factory=set)  # what aligned C201 fixes give back to v2 (_fix_aligns)
     invalid: list[tuple[Record, str]] = field(default_factory=list)  # (record, type) failing the schema
     crash: dict[str, str] = field(default_factory=dict)  # engine -> message
     first_line: int | None = None
@@ -185,7 +168,7 @@ def _feed(state: KimiReplay, rec: Record) -> None:
         pass  # an unhashable id: the record indexes no step (the engines report what they make of it)
     if rtype == "context.apply_compaction" and "v1" not in state.crash:
         try:
-            _note_legacy(state, data, rec)
+            note_legacy(state, data, rec)
         except (TypeError, ValueError):
             pass
     # One tagged copy of an appended message serves all four folds: none of them mutates it.
@@ -216,91 +199,6 @@ def _apply_side(live: Any, transcript: Any, mirror: Mirror | None, rtype: str, d
     live.apply(rtype, data, line, msg, *extra)
     if mirror.active:
         mirror.after()
-
-
-def _note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:
-    if cx.is_number(record.get("keptUserMessageCount")) or record.get("legacyTail") is False:
-        return
-    field_name = "compactedCount" if cx.is_number(record.get("compactedCount")) else "count"
-    count = record.get(field_name)
-    if not cx.is_number(count):
-        return
-    history = state.v1.history
-    cut = max(0, min(int(count), len(history)))
-    vacuous = _vacuous_step_uuids(history[:cut])
-    dropped = [u for u in vacuous if u in state.v2_dropped]
-    tail = "keptUserMessageCount" not in record and count < len(history)
-    after = history[max(int(count), 0):] if tail else []
-    tail_steps = [m["_src"][1] for m in after] if after and all(_is_vacuous_step(m) for m in after) else None
-    lost = _lost_messages(state, history[cut:], len(dropped)) if dropped else []
-    state.legacy.append(
-        LegacyCompaction(
-            line=rec.line,
-            offset=rec.offset,
-            field=field_name,
-            count=int(count),
-            v1_len=len(history),
-            v1_branch="tail" if tail else "kept-users",
-            vacuous_below=vacuous,
-            dropped_below=dropped,
-            lost=[item for item, _ in lost],
-            tail_steps=tail_steps,
-            lost_keys=[key for _, key in lost],
-        )
-    )
-
-
-def _vacuous_step_uuids(messages: list[Msg]) -> list[Any]:
-    """The uuids of the vacuous step assistants among `messages`, in order. Only the steps are
-    looked at: where each message came from is read in one C-level pass."""
-    try:
-        kinds = list(map(itemgetter(0), map(dict.get, messages, repeat("_src"))))
-    except (TypeError, IndexError):  # a message without a source (none is made so): one by one
-        return [m["_src"][1] for m in messages if _is_vacuous_step(m)]
-    uuids = []
-    i = -1
-    for _ in range(kinds.count("step")):
-        i = kinds.index("step", i + 1)
-        if _is_vacuous_step(messages[i]):
-            uuids.append(messages[i]["_src"][1])
-    return uuids
-
-
-def _is_vacuous_step(m: Msg) -> bool:
-    if m.get("toolCalls"):  # the cheapest test first: most steps of a history make calls or say something
-        return False
-    src = m.get("_src")
-    return bool(src) and src[0] == "step" and is_vacuous_content(m.get("content") or [])
-
-
-def message_key(m: Msg) -> tuple[Any, ...] | None:
-    """What names a history message across a heal: its step, its synthetic call, or (for an
-    appended record) its line, which a heal renumbers (the caller maps it back)."""
-    src = m.get("_src")
-    if not src:
-        return None
-    return (src[0], src[1])
-
-
-def _lost_messages(state: KimiReplay, after_cut: list[Msg], count: int) -> list[tuple[dict[str, Any], Any]]:
-    """The first `count` messages v1 keeps after the cut that v2 (dropping steps) skips, each
-    with its `message_key`."""
-    lost: list[tuple[dict[str, Any], Any]] = []
-    for m in after_cut:
-        if len(lost) >= count:
-            break
-        if _src_kind(m) == "step" and m["_src"][1] in state.v2_dropped:
-            continue
-        text = " ".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict) and p.get("type") == "text")
-        src = m.get("_src") or ()
-        item = {"role": m.get("role"), "line": src[-1] if src and src[0] != "synth" else None, "text": excerpt(text)}
-        lost.append((item, message_key(m)))
-    return lost
-
-
-def _src_kind(m: Msg) -> str | None:
-    src = m.get("_src")
-    return src[0] if src else None
 
 
 def _finish(state: KimiReplay) -> None:
