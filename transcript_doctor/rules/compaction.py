@@ -17,7 +17,7 @@ summary followed by `history[C:]`. The v1 writer counted C over a history that k
 vacuous ones included; v2 drops those steps when they settle, so when D of them sit below the cut its slice
 starts D messages too late and D real messages vanish. tdoc replays the log with both engines and, at each such
 record, compares what each engine really keeps there, message by message (docs/kimi-code.md §Legacy compaction
-alignment): `lost` names v1's messages v2 does not keep, `extra` (new) the messages v2 keeps and v1 does not. The
+alignment): `lost` names v1's messages v2 does not keep, `extra` the messages v2 keeps and v1 does not. The
 histories can also differ for other reasons (an earlier kept-users compaction keeps different heads in the two
 engines, an undo v2 refuses), and then the finding says that lowering the count would not align v2, and why.
 When both engines keep the same messages there, nothing is reported.
