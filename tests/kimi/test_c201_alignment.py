@@ -19,14 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from transcript_doctor.stores.kimi.replay.driver import replay_stream
-from transcript_doctor.stores.kimi.replay.legacy import _identity, _unmatched
+from transcript_doctor.stores.kimi.engines.engine_v2 import compaction_shape_v2
+from transcript_doctor.stores.kimi.replay.driver import KimiReplay, replay_stream
+from transcript_doctor.stores.kimi.replay.legacy import _identity, _made_by_others, _unmatched, _v1_keeps
 
 from .builders import Journal, seed_case, text, think
+from .strategies import build
+from .test_heal_properties import seeded
 from .test_properties import heal_once
 from .test_rules import codes, findings
 
@@ -91,7 +95,7 @@ CASES = {
         line=13, extra=[("user", 11)], v2_count=7,
         message="legacy compaction compactedCount=6 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
                 "history[6:], loses no real message and sends 1 message(s) v1 does not: user (line 11); lowering "
-                "the count would not align v2 with v1: below the cut v2 holds 2 message(s) more than v1 does "
+                "the count would not by itself align v2 with v1: below the cut v2 holds 2 message(s) more than v1 does "
                 "without the dropped steps (v2 would keep exactly v1's messages at compactedCount=7)"),
     # (c) both causes, tail branch: three dropped steps (v2 starts 3 late) against a head 2 longer.
     # v1 keeps [a3] at 9; v2 (9 messages) keeps nothing: a3 lost; v2 would need 8, lowering gives 6.
@@ -99,8 +103,8 @@ CASES = {
         vacuous_steps(kept_users_prefix(), "s1", "s2", "s3").user("a1").user("a2").user("a3").legacy_compaction(9),
         line=20, lost=[("user", 19)], v2_count=8, w101=3,
         message="legacy compaction compactedCount=9 counts 3 vacuous step(s) that v2 drops; v2 replay keeps "
-                "history[9:], loses 1 real message(s): user (line 19); lowering the count would not align v2 with "
-                "v1: below the cut v2 holds 2 message(s) more than v1 does without the dropped steps (v2 would "
+                "history[9:], loses 1 real message(s): user (line 19); lowering the count would not by itself align "
+                "v2 with v1: below the cut v2 holds 2 message(s) more than v1 does without the dropped steps (v2 would "
                 "keep exactly v1's messages at compactedCount=8)"),
     # (c) lost and extra at once: the count reaches v1's end (7 of 7), so v1 keeps its recent users
     # [u3'', u4, u5, a1] (u3 cut to its beginning); v2 (8 messages) keeps [r1] only.
@@ -109,15 +113,15 @@ CASES = {
         line=15, lost=[("user", 4), ("user", 5), ("user", 6), ("user", 11)], extra=[("assistant", 12)],
         message="legacy compaction compactedCount=7 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
                 "history[7:], loses 4 real message(s): user (line 4), user (line 5), user (line 6), user (line 11) "
-                "and sends 1 message(s) v1 does not: assistant (line 12); lowering the count would not align v2 "
-                "with v1: v1 keeps its recent user messages here, not a tail"),
+                "and sends 1 message(s) v1 does not: assistant (line 12); lowering the count would not by itself "
+                "align v2 with v1: v1 keeps its recent user messages here, not a tail"),
     # v2 skips the record: it keeps its whole history [u1, u2, r1]; v1 keeps its users [u1, u2].
     "v2-skips-the-record": Case(
         legacy_with_count_only(vacuous_steps(Journal().user("u1"), "s1").user("u2").step("r1", [text("r1")]), 3),
         line=10, extra=[("assistant", 7)],
         message="legacy compaction count=3 counts 1 vacuous step(s) that v2 drops; v2 replay keeps its whole "
                 "history, loses no real message and sends 1 message(s) v1 does not: assistant (line 7); lowering "
-                "the count would not align v2 with v1: v2 does not apply this record (its schema or agent check "
+                "the count would not by itself align v2 with v1: v2 does not apply this record (its schema or agent check "
                 "skips it)"),
     # (d) near misses. The head two longer and two dropped steps cancel out: both keep [a2].
     "heads-differ-cancel-out": Case(
@@ -167,6 +171,59 @@ def test_an_offered_fix_does_align_the_engines(name: str) -> None:
     assert removed and not after.legacy[-1].dropped_below
     strip = [{k: v for k, v in m.items() if k not in ("_src", "_est")} for m in after.v1.history]
     assert strip == [{k: v for k, v in m.items() if k not in ("_src", "_est")} for m in after.v2.history]
+
+
+def _replay(data: bytes) -> KimiReplay:
+    return replay_stream(Path("wire.jsonl"), io.BytesIO(data), full=False)
+
+
+def _kept_alike_at_each_legacy_record(data: bytes) -> list[bool]:
+    """Per legacy compaction record (file order): whether both engines keep the same messages
+    there, v2-dropped steps aside (compared by role, call and content: a heal renumbers lines)."""
+    lines = data.splitlines(keepends=True)
+    out = []
+    for n, raw in enumerate(lines):
+        record = orjson.loads(raw)
+        if record.get("type") != "context.apply_compaction" or isinstance(record.get("keptUserMessageCount"), int):
+            continue
+        state = _replay(b"".join(lines[:n]))
+        v1, _ = _v1_keeps(state.v1_before_finish, record, n + 1)
+        v2 = _made_by_others(compaction_shape_v2(state.v2.history, record, n + 1), n + 1)
+        out.append(_sent(v1, state.v2_dropped) == _sent(v2, state.v2_dropped))
+    return out
+
+
+def _sent(messages: list[dict[str, Any]], dropped: dict[Any, int]) -> list[Any]:
+    return [(m.get("role"), m.get("toolCallId"), repr(m.get("content"))) for m in messages
+            if not (m["_src"][0] == "step" and m["_src"][1] in dropped)]
+
+
+VACUOUS_OP = ("step", ("empty-think",), (), "end_turn")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seeded())
+# Found by this property: the second legacy record reaches v1's end (v1 keeps its users, v2 a
+# tail), so v2 never gets "prompt 1" back; the last compaction must not count on it.
+@example([VACUOUS_OP, ("user",), ("legacy", 1), ("legacy", 0), ("user",), ("undo", 1), VACUOUS_OP, ("user",),
+          ("legacy", 1)])
+# A cascade that does line up: the second compaction's fix aligns with the first one's.
+@example([("user",), VACUOUS_OP, ("user",), ("user",), ("legacy", 1), VACUOUS_OP, ("user",), ("legacy", 1)])
+def test_an_aligned_c201_is_aligned_once_healed(sequence: list[tuple]) -> None:
+    """Where C201 says lowering the count aligns v2 (cascades included), the healed journal's
+    engines keep the same messages at that record, when the heal removed every dropped step."""
+    data = build(sequence).bytes()
+    before = _replay(data)
+    aligned = [i for i, lc in enumerate(before.legacy) if lc.fix_aligns]
+    if not aligned or before.crash:
+        return
+    healed, state, removed = heal_once(data)
+    state.path.unlink()
+    if heal_once.tombstoned or {u for lc in before.legacy for u in lc.dropped_below} - set(removed):  # type: ignore[attr-defined]
+        return  # a step the heal kept or replaced: the count edits differ from the finding's
+    alike = _kept_alike_at_each_legacy_record(healed)
+    assert len(alike) == len(before.legacy)
+    assert all(alike[i] for i in aligned)
 
 
 IDS = st.lists(st.tuples(st.sampled_from(["rec", "step"]), st.integers(0, 4), st.booleans()), max_size=12)

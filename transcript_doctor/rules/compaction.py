@@ -19,8 +19,8 @@ starts D messages too late and D real messages vanish. tdoc replays the log with
 record, compares what each engine really keeps there, message by message (docs/kimi-code.md §Legacy compaction
 alignment): `lost` names v1's messages v2 does not keep, `extra` the messages v2 keeps and v1 does not. The
 histories can also differ for other reasons (an earlier kept-users compaction keeps different heads in the two
-engines, an undo v2 refuses), and then the finding says that lowering the count would not align v2, and why.
-When both engines keep the same messages there, nothing is reported.
+engines, an undo v2 refuses), and then the finding says that lowering the count would not by itself align v2,
+and why. When both engines keep the same messages there, nothing is reported.
 
 ## Why it breaks a session
 Nothing fails loudly: after the upgrade to the v2 engine, the resumed conversation is missing messages the user

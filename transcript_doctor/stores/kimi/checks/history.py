@@ -129,7 +129,7 @@ def _c201_message(lc: Any, d: int) -> str:
         return f"{head}; v2 replay keeps history[{lc.count}:] and {lost}"
     sends = f" and sends {len(lc.extra)} message(s) v1 does not: {_listed(lc.extra)}" if lc.extra else ""
     kept = "keeps its whole history" if not lc.v2_applies else f"keeps history[{lc.count}:]"
-    return f"{head}; v2 replay {kept}, {lost}{sends}; lowering the count would not align v2 with v1: {_why_not(lc, d)}"
+    return f"{head}; v2 replay {kept}, {lost}{sends}; lowering the count would not by itself align v2 with v1: {_why_not(lc, d)}"
 
 
 def _why_not(lc: Any, d: int) -> str:

@@ -57,10 +57,12 @@ class LegacyCompaction:
 
 def note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:
     if cx.is_number(record.get("keptUserMessageCount")) or record.get("legacyTail") is False:
+        state.restorable.clear()  # a kept-users shape selects anew: what a heal gives v2 back is not followed
         return  # (what is left v2 reads as legacy: `legacyTail` true, or no numeric kept count)
     field_name = "compactedCount" if cx.is_number(record.get("compactedCount")) else "count"
     count: Any = record.get(field_name)
     if not cx.is_number(count):
+        state.restorable.clear()
         return
     history = state.v1.history
     cut = max(0, min(int(count), len(history)))
@@ -81,35 +83,45 @@ def note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:
         lost=[],
         tail_steps=tail_steps,
     )
-    if dropped:  # C201's premise: only then can the count be misaligned (the work stays off the common path)
-        _compare_slices(state, record, rec.line, lc)
+    # C201's premise is a dropped step below the cut; without one, the slices are compared only while
+    # earlier fixes have messages to give v2 back (the work stays off the common path).
+    if dropped or state.restorable:
+        _compare_slices(state, record, rec.line, lc, bool(dropped))
     state.legacy.append(lc)
 
 
-def _compare_slices(state: KimiReplay, record: dict[str, Any], line: int, lc: LegacyCompaction) -> None:
+def _compare_slices(state: KimiReplay, record: dict[str, Any], line: int, lc: LegacyCompaction,
+                    report: bool) -> None:
     """What v2 keeps at this record that v1 does not and the reverse, by message identity, in
-    O(both kept slices); and whether lowering the count by the dropped steps would align them."""
-    v1_kept, lc.v1_keeps = _v1_keeps(state.v1.history, record, line)
+    O(both kept slices), noted on `lc` when `report`; and whether lowering the count by the
+    dropped steps would align them. What a heal gives v2 back is followed to the next record."""
+    v1_kept, v1_keeps = _v1_keeps(state.v1.history, record, line)
     wanted = [m for m in v1_kept if not _dropped_step(state, m)]  # no projection sends those
     v2_history = state.v2.history
-    lc.v2_applies = "v2" not in state.crash and is_valid_v2("context.apply_compaction", record) \
-        and state.v2.same_agent(record)
+    applies = "v2" not in state.crash and is_valid_v2("context.apply_compaction", record) and state.v2.same_agent(record)
+    restorable = state.restorable
     if "v2" in state.crash:
+        restorable.clear()
         return  # v2 fails before this record: it keeps no slice to compare
-    v2_kept = _made_by_others(compaction_shape_v2(v2_history, record, line), line) if lc.v2_applies else v2_history
+    v2_kept = _made_by_others(compaction_shape_v2(v2_history, record, line), line) if applies else v2_history
     lost = _unmatched(wanted, v2_kept)
-    extra = _unmatched(v2_kept, wanted)
-    lc.lost, lc.lost_keys = _described(lost)
-    lc.extra, lc.extra_keys = _described(extra)
-    if not lc.v2_applies:
+    if report:
+        lc.v1_keeps, lc.v2_applies = v1_keeps, applies
+        lc.lost, lc.lost_keys = _described(lost)
+        lc.extra, lc.extra_keys = _described(_unmatched(v2_kept, wanted))
+    if not applies:
+        restorable.clear()
         return  # v2 ignores the count, so no count aligns it
     ids = list(map(_identity, wanted))
     at = len(v2_history) - len(ids)  # v1's messages would have to be v2's last ones
-    if at >= 0 and _identities(v2_history, at) == ids:
+    if report and at >= 0 and _identities(v2_history, at) == ids:
         lc.v2_count = at
-    lc.fix_aligns = _fix_aligns(state, lc.count - len(lc.dropped_below), ids, v2_history)
-    if lc.fix_aligns:
-        state.restorable.update(map(_identity, lost))
+    aligns = _fix_aligns(state, lc.count - len(lc.dropped_below), ids, v2_history)
+    lc.fix_aligns = aligns and report
+    # Once healed, v2 keeps here exactly v1's messages: what it lacks of them now is given back.
+    restorable.clear()
+    if aligns:
+        restorable.update(map(_identity, lost))
 
 
 def _fix_aligns(state: KimiReplay, count: int, ids: list[tuple[Any, ...]], v2_history: list[Msg]) -> bool:
