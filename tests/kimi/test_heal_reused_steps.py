@@ -103,3 +103,19 @@ def test_a_heal_of_a_hostile_journal_is_final_or_refused_cleanly(sequence: list[
             return
         again, _ = heal_paths([str(out)], ScanConfig(), HealOptions())
         assert "error" not in again[0].extra and not again[0].edits, again[0].edits
+
+
+def test_a_misaligned_count_over_a_step_that_cannot_go_offers_no_fix(tmp_path: Path) -> None:
+    """C201 below whose cut the only v2-dropped step is a reused uuid with content: lowering the
+    count would need that step gone, so there is no fix (it offered a count edit to the same
+    value, which the heal then refused: 'C201 would survive this heal', exit 2)."""
+    j = Journal().user("hi").step("s", [think("")]).user("go")
+    data = j.step("s", [think("real")], finish=None).user("more").legacy_compaction(3).user("after").bytes()
+    path = tmp_path / "wire.jsonl"
+    path.write_bytes(data)
+    found = json.loads(runner.invoke(app, ["scan", str(path), "--format", "json"]).stdout)["findings"]
+    c201 = [f for f in found if f["code"] == "C201"]
+    assert len(c201) == 1 and c201[0].get("fix") is None
+    code, doc, healed = _heal(tmp_path, data)
+    assert code in (0, 1) and "error" not in doc.get("details", {}), doc
+    assert b"real" in (healed or data)

@@ -103,7 +103,8 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
             continue
         d = len(lc.dropped_below)
         value = new_count(lc, removable)
-        edits = _count_edits(state, lc, value)
+        # none of the steps below the cut can go (their records hold content): no fix to offer
+        edits = _count_edits(state, lc, value) if value != lc.count else []
         for uuid in lc.vacuous_below:
             if uuid in removable:
                 edits.extend(step_delete_edits(state.steps.steps[uuid]))
