@@ -33,7 +33,7 @@ def step_findings(mk: Any, state: Any) -> Iterator[Finding]:
         if step.begin is None:
             continue
         if uuid in state.v2_dropped:
-            yield _w101(mk, step, uuid in in_history, positions.get(uuid))
+            yield _w101(mk, step, uuid in in_history, positions.get(uuid), uuid in removable)
         if is_phantom(step):
             vacuous = step_is_vacuous(state, step)
             fix = _remove_fix(step, "phantom") if vacuous and uuid in removable else None
@@ -45,7 +45,7 @@ def step_findings(mk: Any, state: Any) -> Iterator[Finding]:
                                "v2_dropped": uuid in state.v2_dropped}, subject=step_subject(uuid))
 
 
-def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Finding:
+def _w101(mk: Any, step: StepRecords, live: bool, position: int | None, removable: bool = True) -> Finding:
     uuid = step.uuid
     if position is not None:
         severity, text = None, (
@@ -59,8 +59,11 @@ def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Findi
         severity, text = "info", (
             f"assistant step {uuid} recorded nothing sendable; it is no longer in the live history but its "
             "records remain and v1 counted it where v2 did not")
+    if not removable:  # v2 dropped it vacuous, but the uuid's records also hold content
+        text += ("; but the records of this step uuid also hold content (a reused step uuid, or records after "
+                 "v2 settled it), so tdoc offers no removal: it would delete that content")
     return mk(VACUOUS.code, text, line=step.begin, end_line=step.lines[-1], engine="v1", position=position,
-              severity=severity, fix=_remove_fix(step, "vacuous"),
+              severity=severity, fix=_remove_fix(step, "vacuous") if removable else None,
               evidence={"step": uuid, "records": len(step.lines), "in_live_history": live},
               subject=step_subject(uuid))
 
@@ -106,26 +109,28 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
             continue
         d = len(lc.dropped_below)
         value = new_count(lc, removable)
+        aligned = lc.fix_aligns and set(lc.dropped_below) <= removable  # the fix lowers the count by D
         fix = None
-        if lc.fix_aligns:  # a fix that lowers the count and leaves v2 misaligned would promise too much
-            edits = _count_edits(state, lc, value)
+        if aligned:  # a fix that lowers the count and leaves v2 misaligned would promise too much
+            # (none of the steps below the cut can go when the value stays: no fix to offer then)
+            edits = _count_edits(state, lc, value) if value != lc.count else []
             for uuid in lc.vacuous_below:
                 if uuid in removable:
                     edits.extend(step_delete_edits(state.steps.steps[uuid]))
             fix = Fix("safe", f"lower {lc.field} from {lc.count} to {value} and remove the {len(lc.vacuous_below)} "
                       "vacuous steps below the cut", tuple(edits)) if edits else None
-        yield mk("C201", _c201_message(lc, d), line=lc.line, engine="v2", fix=fix,
+        yield mk("C201", _c201_message(lc, d, aligned), line=lc.line, engine="v2", fix=fix,
                  evidence={"D": d, "field": lc.field, "count": lc.count, "new_count": value,
                            "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch,
                            "step_lines": _step_ranges(state, lc.dropped_below), "extra": lc.extra,
-                           "aligned_by_fix": lc.fix_aligns, "v2_count": lc.v2_count},
+                           "aligned_by_fix": aligned, "v2_count": lc.v2_count},
                  subject=f"legacy-compaction:{ordinal}")
 
 
-def _c201_message(lc: Any, d: int) -> str:
+def _c201_message(lc: Any, d: int, aligned: bool) -> str:
     head = f"legacy compaction {lc.field}={lc.count} counts {d} vacuous step(s) that v2 drops"
     lost = f"loses {len(lc.lost)} real message(s): {_listed(lc.lost)}" if lc.lost else "loses no real message"
-    if lc.fix_aligns:  # the dropped steps explain the difference (v2 then keeps nothing extra)
+    if aligned:  # the dropped steps explain the difference (v2 then keeps nothing extra)
         return f"{head}; v2 replay keeps history[{lc.count}:] and {lost}"
     sends = f" and sends {len(lc.extra)} message(s) v1 does not: {_listed(lc.extra)}" if lc.extra else ""
     kept = "keeps its whole history" if not lc.v2_applies else f"keeps history[{lc.count}:]"
@@ -134,6 +139,8 @@ def _c201_message(lc: Any, d: int) -> str:
 
 def _why_not(lc: Any, d: int) -> str:
     """Why no count lowered by the dropped steps makes v2 keep what v1 keeps (see legacy.py)."""
+    if lc.fix_aligns:
+        return "some of the dropped steps cannot be removed (a reused step uuid's other records hold content)"
     if not lc.v2_applies:
         return "v2 does not apply this record (its schema or agent check skips it)"
     if lc.v1_keeps == "kept-users":

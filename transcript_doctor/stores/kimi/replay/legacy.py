@@ -152,12 +152,8 @@ def _given_back(state: KimiReplay, v2_history: list[Msg]) -> set[tuple[Any, ...]
 
 
 def _keys_of(history: list[Msg]) -> set[tuple[Any, ...]]:
-    """The `message_key`s of a history (its sources read in C-level passes)."""
-    sources: Iterator[Any] = map(dict.get, history, repeat("_src"))
-    try:
-        return set(map(itemgetter(0, 1), sources))
-    except (TypeError, IndexError):  # an unhashable uuid, or a message without a source (none is made so)
-        return {_identity(m)[:2] for m in history}
+    """The identities of a history's messages, elision aside."""
+    return {_identity(m)[:2] for m in history}
 
 
 def _identities(history: list[Msg], start: int) -> list[tuple[Any, ...]]:
@@ -184,19 +180,28 @@ def _made_by_others(shape: list[Msg], line: int) -> list[Msg]:
 
 
 def _dropped_step(state: KimiReplay, m: Msg) -> bool:
-    return _src_kind(m) == "step" and m["_src"][1] in state.v2_dropped
+    """A step assistant v2 dropped: its uuid's settle drop came after this `step.begin` (a reused
+    uuid's later incarnation begins at or after that settle)."""
+    if _src_kind(m) != "step":
+        return False
+    src = m["_src"]
+    settled = state.v2_dropped.get(src[1])
+    return settled is not None and (len(src) < 3 or src[2] < settled)
 
 
 def _identity(m: Msg) -> tuple[Any, ...]:
-    """What makes a kept message the same in both histories: its `message_key`, and whether it
-    is a compaction elision (the elision and the summary of one record share their source)."""
-    src = m.get("_src") or (None, id(m))
+    """What makes a kept message the same in both histories: its `message_key` (with its
+    `step.begin` line for a step: a uuid can begin more than once), and whether it is a
+    compaction elision (the elision and the summary of one record share their source)."""
+    src: tuple[Any, ...] = m.get("_src") or (None, id(m))
     key = src[1]
     if key.__class__ is not str and key.__class__ is not int:
         try:
             hash(key)
         except TypeError:  # an unhashable step uuid: equal values print alike
             key = repr(key)
+    if src[0] == "step" and len(src) > 2:
+        key = (key, src[2])
     origin = m.get("origin")
     return (src[0], key, origin.__class__ is dict and origin.get("variant") == cx.ELISION_VARIANT)
 
