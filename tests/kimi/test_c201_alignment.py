@@ -123,6 +123,17 @@ CASES = {
                 "history, loses no real message and sends 1 message(s) v1 does not: assistant (line 7); lowering "
                 "the count would not by itself align v2 with v1: v2 does not apply this record (its schema or agent check "
                 "skips it)"),
+    # A reused step uuid: v2 dropped the first, vacuous "s" (3-5) but keeps its second incarnation
+    # (begin 7, real thinking, no end), which its slice at 3 skips: v2 would need 2 = 3 - D, but the
+    # uuid's records hold content, so the step cannot be removed and no fix is offered.
+    "reused-uuid": Case(
+        Journal().user("hi").step("s", [think("")]).user("go").step("s", [think("real")], finish=None)
+        .user("more").legacy_compaction(3),
+        line=10, lost=[("assistant", 7)], v2_count=2,
+        message="legacy compaction compactedCount=3 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
+                "history[3:], loses 1 real message(s): assistant (line 7); lowering the count would not by itself "
+                "align v2 with v1: some of the dropped steps cannot be removed (a reused step uuid's other "
+                "records hold content)"),
     # (d) near misses. The head two longer and two dropped steps cancel out: both keep [a2].
     "heads-differ-cancel-out": Case(
         vacuous_steps(kept_users_prefix(), "s1", "s2").user("a1").user("a2").legacy_compaction(7), w101=2),
