@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     kinds = Counter(f.kind for f in failures)
     print(
         f"fuzz: {args.n} mutants in {elapsed:.0f} s (seeds {args.seed}..{args.seed + args.n - 1}): "
-        f"{kinds['internal']} internal errors, {kinds['hang']} hangs, {kinds['reporter']} reporter failures"
+        f"{kinds['internal']} internal errors, {kinds['hang']} hangs, {kinds['reporter']} reporter failures, "
+        f"{kinds['heal']} heal failures"
     )
     return 1 if failures else 0
 
