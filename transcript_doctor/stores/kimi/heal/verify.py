@@ -105,8 +105,9 @@ def _verify(state: KimiReplay, plan: KimiPlan, upto: int | None = None, keep: bo
     plan.replays += 1
     with open(state.path, "rb", buffering=READ_BUFFER) as src:
         lines = iter_applied(src, LinePlan.from_edits(edits))
+        # (v2 reads the records of the original's agent: agents/<id>/wire.jsonl names it)
         healed = replay_stream(Path("<healed>"), lines, digest if out is None else _Sink(out), full=False,  # type: ignore[arg-type]
-                               engines_only=not writing, transcripts=False)
+                               engines_only=not writing, transcripts=False, agent_of=state.path)
     removed, tombs = plan.effective(state, upto)
     if not accepts(state, healed, set(removed), set(tombs), edits):
         return False

@@ -107,8 +107,10 @@ def _sha256() -> Any:
 
 
 def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
-                  hot_path: bool = True, engines_only: bool = False, transcripts: bool = True) -> KimiReplay:
-    """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent).
+                  hot_path: bool = True, engines_only: bool = False, transcripts: bool = True,
+                  agent_of: Path | None = None) -> KimiReplay:
+    """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent, unless
+    `agent_of` is given, whose layout does: a heal's replay of the healed copy of a journal).
 
     `full=False` keeps only what the checks need: the transcript reducers then forget entries
     behind each compaction, so memory follows the live history instead of the file size; loop
@@ -119,7 +121,8 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     check but C202 can run on the result (a heal's verification replay of a journal to write).
     """
     state = KimiReplay(path=path, full=full, engines_only=engines_only and not full)
-    state.v2 = EngineV2(agent_id_for(path), on_drop=state.v2_dropped.__setitem__)  # (no cycle through state)
+    agent = agent_id_for(agent_of if agent_of is not None else path)
+    state.v2 = EngineV2(agent, on_drop=state.v2_dropped.__setitem__)  # (no cycle through state)
     if state.engines_only:
         state.steps = NoStepIndex()
         state.m1 = state.m2 = NoTranscript()  # type: ignore[assignment]
