@@ -74,7 +74,8 @@ for name in sorted(m for m in modules if m.startswith("transcript_doctor")):
             sys.stderr.write(f"dataclass {name}.{value.__qualname__}\\n")
 """
 # Modules whose regexes serve what a small kimi scan never meets (a long first line, a heal).
-REGEXES_ON_FIRST_USE = {"transcript_doctor.stores.claude_code.sniff", "transcript_doctor.stores.kimi.replay.step_edits"}
+REGEXES_ON_FIRST_USE = {f"transcript_doctor.stores.{m}" for m in ("claude_code.sniff", "eve.sniff", "hermes.sniff",
+                                                                  "kimi.replay.step_edits")}  # fmt: skip
 # Dataclasses a small scan still creates, in modules other work owns; none may be added.
 DATACLASSES_ON_A_SMALL_SCAN = {f"transcript_doctor.stores.kimi.read.reader.{c}" for c in
                                ("Header", "LineProblem", "ReadStats", "Record")} | {
