@@ -5,7 +5,9 @@
 Each mutant is written under the fixture's own name in a scratch directory and driven in this
 process through the library, as the CLI would: `scan` (an input whose error says "internal
 error" is a crash), each `--format` reporter into a buffer encoded as UTF-8 the way stdout is,
-`replay` plus its JSON encoding, and a dry-run `heal --diff` with its human and JSON outputs. A
+`replay` plus its JSON encoding, a dry-run `heal --diff` with its human and JSON outputs, and a
+heal that writes (`--output`), which must not refuse its own plan and, when it kept nothing, must
+leave nothing for a second heal (a "heal" failure). A
 `TdocError` is an honest refusal; any other exception is a crash; a mutant that takes longer than
 `--timeout` seconds is a hang. The last line printed holds the counts.
 """
@@ -37,7 +39,7 @@ from transcript_doctor.stores.options import KimiOptions
 
 @dataclass(frozen=True)
 class Failure:
-    kind: str  # "internal" | "reporter" | "hang"
+    kind: str  # "internal" | "reporter" | "heal" | "hang"
     stage: str
     fixture: str
     seed: int
@@ -115,7 +117,29 @@ def drive(path: Path) -> list[tuple[str, str, str]]:
         for fmt in ("human", "json"):
             guard("reporter", f"heal:{fmt}", lambda f=fmt: _stdout_text(
                 lambda _r, out: render_heal(results, f, out, console), None))
+    guard("internal", "heal-write", lambda: _check_written_heal(path, failed))
     return failed
+
+
+def _check_written_heal(path: Path, failed: list[tuple[str, str, str]]) -> None:
+    """A heal that writes (`--output`) must not refuse its own plan, and when it kept nothing,
+    a heal of what it wrote has nothing left to do."""
+    from transcript_doctor.healing import heal_paths
+
+    out = path.with_name("healed-" + path.name)
+    results, _code = heal_paths([str(path)], ScanConfig(), HealOptions(mode="output", output=out))
+    first = results[0]
+    error = first.extra.get("error") or ""
+    if "would survive" in error or "internal" in error:
+        failed.append(("heal", "heal-write", error[:200]))
+    if not first.written:
+        return
+    again, _code = heal_paths([str(out)], ScanConfig(), HealOptions())
+    second = again[0]
+    if second.extra.get("error"):
+        failed.append(("heal", "heal-again", str(second.extra["error"])[:200]))
+    elif second.edits and not first.skipped and not first.kept:
+        failed.append(("heal", "heal-again", f"a heal of the healed store makes {len(second.edits)} more edit(s)"))
 
 
 def run_one(fixture: Fixture, seed: int, workdir: Path, timeout: float) -> list[Failure]:

@@ -46,6 +46,7 @@ REGRESSIONS = [
     ("synthetic/poisoned.jsonl", 6379, "Codex heal: a line nested deeper than orjson writes"),
     ("real/entirecli-7021395bfde9-0.jsonl", 2778, "Claude Code heal: uuid5 of a call id with a lone surrogate"),
     ("peer/ramtinj95-basic-session.jsonl", 11627, "Claude Code scan: an api_error nested deeper than orjson writes"),
+    ("opencode/opencode.db", 243, "written heal: a page only the heal's statements reach is malformed"),
 ]
 
 

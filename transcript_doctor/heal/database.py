@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from ..errors import sqlite_failure
 from ..fixes.sqlite import SQLITE_MAGIC, integrity_problems
 from ..model import RefusedError, TdocError
 from .backup import Backup
@@ -63,12 +64,17 @@ def transaction(path: Path, foreign_keys: bool = False) -> Iterator[sqlite3.Conn
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # a damaged file can refuse even that: closing the connection discards the transaction
             raise
     except sqlite3.OperationalError as exc:
         if _busy(exc):
             raise RefusedError(f"{path}: database became busy during the heal; rolled back") from None
         raise TdocError(f"{path}: the heal failed and was rolled back ({exc})") from None
+    except sqlite3.DatabaseError as exc:  # damage the scan's reads did not reach (a page the heal's statements touch)
+        raise sqlite_failure(path, exc, "healed") from None
     finally:
         conn.close()
 

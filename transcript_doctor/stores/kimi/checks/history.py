@@ -33,7 +33,7 @@ def step_findings(mk: Any, state: Any) -> Iterator[Finding]:
         if step.begin is None:
             continue
         if uuid in state.v2_dropped:
-            yield _w101(mk, step, uuid in in_history, positions.get(uuid))
+            yield _w101(mk, step, uuid in in_history, positions.get(uuid), uuid in removable)
         if is_phantom(step):
             vacuous = step_is_vacuous(state, step)
             fix = _remove_fix(step, "phantom") if vacuous and uuid in removable else None
@@ -45,7 +45,7 @@ def step_findings(mk: Any, state: Any) -> Iterator[Finding]:
                                "v2_dropped": uuid in state.v2_dropped}, subject=step_subject(uuid))
 
 
-def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Finding:
+def _w101(mk: Any, step: StepRecords, live: bool, position: int | None, removable: bool = True) -> Finding:
     uuid = step.uuid
     if position is not None:
         severity, text = None, (
@@ -59,8 +59,11 @@ def _w101(mk: Any, step: StepRecords, live: bool, position: int | None) -> Findi
         severity, text = "info", (
             f"assistant step {uuid} recorded nothing sendable; it is no longer in the live history but its "
             "records remain and v1 counted it where v2 did not")
+    if not removable:  # v2 dropped it vacuous, but the uuid's records also hold content
+        text += ("; but the records of this step uuid also hold content (a reused step uuid, or records after "
+                 "v2 settled it), so tdoc offers no removal: it would delete that content")
     return mk(VACUOUS.code, text, line=step.begin, end_line=step.lines[-1], engine="v1", position=position,
-              severity=severity, fix=_remove_fix(step, "vacuous"),
+              severity=severity, fix=_remove_fix(step, "vacuous") if removable else None,
               evidence={"step": uuid, "records": len(step.lines), "in_live_history": live},
               subject=step_subject(uuid))
 
@@ -100,7 +103,8 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
             continue
         d = len(lc.dropped_below)
         value = new_count(lc, removable)
-        edits = _count_edits(state, lc, value)
+        # none of the steps below the cut can go (their records hold content): no fix to offer
+        edits = _count_edits(state, lc, value) if value != lc.count else []
         for uuid in lc.vacuous_below:
             if uuid in removable:
                 edits.extend(step_delete_edits(state.steps.steps[uuid]))

@@ -87,7 +87,7 @@ class LoopFold:
         if self.open_step is not None:
             if self.begin_settles is not None:
                 try:
-                    self.begin_settles[uuid] = self.open_step
+                    note_settle(self.begin_settles, uuid, self.open_step)
                 except TypeError:
                     pass  # an unhashable uuid (an invalid record): it names no step a heal removes
             self.settle(line)
@@ -164,3 +164,12 @@ class LoopFold:
                 msg.pop("partial", None)
         self.open_step = None
         self.open_msg = None
+
+
+def note_settle(settles: dict[Any, Any], uuid: Any, settled: Any) -> None:
+    """Record that a `step.begin` of `uuid` settled the open step `settled`: the first other step
+    any begin of this uuid settled. (A uuid that begins again settles its own earlier begin,
+    which says nothing about another step; a heal keeps a step whose begin settles a failed
+    step that stays, heal/plan.py.)"""
+    if settled != uuid and uuid not in settles:
+        settles[uuid] = settled

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
+from ..engines.loop_fold import note_settle
 from ..engines.messages import appended, tool_call, tool_message
 from ..read.reader import Take
 from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
@@ -176,7 +177,7 @@ class HotPath:
         fold = self.fold
         try:
             if fold.open_step is not None:
-                fold.begin_settles[uuid] = fold.open_step  # type: ignore[index]
+                note_settle(fold.begin_settles, uuid, fold.open_step)  # type: ignore[arg-type]
                 fold.settle(line)
             if shared is None:
                 msg = {"role": "assistant", "content": [], "toolCalls": [], "partial": True, "_src": src}

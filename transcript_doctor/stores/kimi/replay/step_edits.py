@@ -34,12 +34,15 @@ def step_is_vacuous(state: KimiReplay, step: StepRecords) -> bool:
 
 def removable_steps(state: KimiReplay) -> list[Any]:
     """The default removal set: every step v2 drops at settle, plus vacuous steps that never
-    settled (v2 keeps them partial forever, v1 keeps them visible)."""
+    settled (v2 keeps them partial forever, v1 keeps them visible). Only a step whose every
+    record is vacuous: v2 may have dropped one incarnation of a step whose uuid a later
+    `step.begin` reuses for real content (or whose content arrived after the settle), and
+    removing its records would delete that content."""
     out = []
     for uuid, step in state.steps.steps.items():
-        if step.begin is None:
+        if step.begin is None or not step_is_vacuous(state, step):
             continue
-        if uuid in state.v2_dropped or (is_phantom(step) and step_is_vacuous(state, step)):
+        if uuid in state.v2_dropped or is_phantom(step):
             out.append(uuid)
     return out
 

@@ -112,6 +112,8 @@ class StepIndex:
         if flat is None:
             self.records[uuid] = [line, offset, [], 0, 0, 0, None, turn_id, True, []]
         else:
+            if flat[BEGIN] is not None:  # the uuid began before: that begin is one of its records too
+                flat[OTHERS].append(flat[BEGIN])
             flat[BEGIN], flat[OFFSET], flat[TURN] = line, offset, turn_id
         self._by_begin = None
         if turn_id != self._last_turn_id:
