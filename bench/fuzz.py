@@ -134,7 +134,8 @@ def _check_written_heal(path: Path, failed: list[tuple[str, str, str]]) -> None:
         failed.append(("heal", "heal-write", error[:200]))
     if not first.written:
         return
-    again, _code = heal_paths([str(out)], ScanConfig(), HealOptions())
+    # (read as the input's format: a healed store may hold too little for the sniffers to name it)
+    again, _code = heal_paths([str(out)], ScanConfig(input_format=first.format or None), HealOptions())
     second = again[0]
     if second.extra.get("error"):
         failed.append(("heal", "heal-again", str(second.extra["error"])[:200]))
@@ -215,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     kinds = Counter(f.kind for f in failures)
     print(
         f"fuzz: {args.n} mutants in {elapsed:.0f} s (seeds {args.seed}..{args.seed + args.n - 1}): "
-        f"{kinds['internal']} internal errors, {kinds['hang']} hangs, {kinds['reporter']} reporter failures"
+        f"{kinds['internal']} internal errors, {kinds['hang']} hangs, {kinds['reporter']} reporter failures, "
+        f"{kinds['heal']} heal failures"
     )
     return 1 if failures else 0
 

@@ -14,7 +14,7 @@ Stages for one store (docs/heal.md §Stages):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core import ScanConfig, check_store
 from ..model import Finding, RefusedError, TdocError
@@ -208,26 +208,38 @@ def _run_sql(path: Path, write: SqlWrite, target: Target) -> backups.Backup | No
 
 def _reverify(result: HealResult, store: Store, plan: HealPlan, config: ScanConfig, options: HealOptions,
               made: backups.Backup | None) -> None:
-    """Scan what was written; a fixed finding that survived restores the original."""
+    """Scan what was written (as the input's format: a healed store may hold too little for the
+    sniffers to name it); a fixed finding that survived, or content that cannot be read back,
+    restores the original (or removes the output)."""
     target = Path(result.output or store.path)
-    after = open_store(target, result.output or store.display, config.options, config.input_format)
     try:
-        remaining = check_store(after, config, config.codes(store.display))
-    finally:
-        after.close()
+        after = open_store(target, result.output or store.display, config.options,
+                           config.input_format or store.format)
+        try:
+            remaining = check_store(after, config, config.codes(store.display))
+        finally:
+            after.close()
+    except RefusedError:
+        raise
+    except TdocError as exc:
+        _undo(result, store, plan, options, made, f"the healed content cannot be read back ({exc})")
     result.remaining = remaining
     survivors = _survivors(remaining, plan, options)
-    if not survivors:
-        return
+    if survivors:
+        _undo(result, store, plan, options, made, f"{survivors[0].code} survived the heal")
+
+
+def _undo(result: HealResult, store: Store, plan: HealPlan, options: HealOptions, made: backups.Backup | None,
+          why: str) -> NoReturn:
+    """Take back what a heal wrote that failed its re-verification, and say why (exit 2)."""
     if options.mode != "in-place":
         Path(result.output).unlink(missing_ok=True)  # type: ignore[arg-type]
-        raise TdocError(f"{result.output}: {survivors[0].code} survived the heal; the output was removed")
+        raise TdocError(f"{result.output}: {why}; the output was removed")
     if made is None:
-        raise TdocError(f"{store.display}: {survivors[0].code} survived the heal and there is no copy to restore")
+        raise TdocError(f"{store.display}: {why} and there is no copy to restore")
     if isinstance(plan.write, SqlWrite):
         database.restore(Path(store.path), made.path)
     else:
         restore_file(Path(store.path), made.path)
     where = "a private copy" if made.private else str(made.path)
-    raise TdocError(f"{store.display}: {survivors[0].code} survived the heal; the original was restored from "
-                    f"{where}")
+    raise TdocError(f"{store.display}: {why}; the original was restored from {where}")

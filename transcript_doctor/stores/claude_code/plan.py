@@ -167,7 +167,7 @@ class Planner:
             if rec.protected:
                 plan.refused.append(f"line {rec.line}: a {rec.subtype or rec.type} record is never removed")
             else:
-                plan.removed.add(rec.index)
+                self._remove(rec, plan)
         elif it.kind == "drop-block":
             plan.dropped.setdefault(rec.index, set()).add(it.block)
         elif it.kind == "relink":
@@ -177,6 +177,29 @@ class Planner:
             if all(a["uuid"] != added["uuid"] for a in plan.added):
                 inserts.setdefault(rec.index, []).append(added)
                 plan.added.append(added)
+
+    @cached_property
+    def same_uuid(self) -> dict[str, list[Record]]:
+        """uuid -> its records, for the uuids written more than once."""
+        seen: dict[str, list[Record]] = {}
+        for rec in self.records:
+            if rec.uuid is not None:
+                seen.setdefault(rec.uuid, []).append(rec)
+        return {u: recs for u, recs in seen.items() if len(recs) > 1}
+
+    def _remove(self, rec: Record, plan: Plan) -> None:
+        """Remove `rec` and every copy of it: a uuid written twice (a retried write) loads as its
+        last record, so removing only that one would bring the other back. A copy that differs
+        is another record: then nothing is removed (the fix is refused)."""
+        copies = [r for r in self.same_uuid.get(rec.uuid or "", ()) if r.index != rec.index]
+        mine = self.source.piece(rec, self.pieces(rec.line))
+        for other in copies:
+            if other.protected or self.source.piece(other, self.pieces(other.line)) != mine:
+                plan.refused.append(f"line {rec.line}: its uuid is also written on line {other.line}, with "
+                                    "other content; removing one would bring the other back")
+                return
+        plan.removed.add(rec.index)
+        plan.removed.update(r.index for r in copies)
 
     def _drop_emptied(self, plan: Plan) -> None:
         for index, blocks in plan.dropped.items():

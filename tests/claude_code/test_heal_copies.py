@@ -1,0 +1,86 @@
+"""A record written twice under one uuid (a retried write), and heals whose result the sniffers
+cannot name. Found 2026-12-02 by the fuzz harness's written-heal stage (bench/fuzz.py,
+peer/ramtinj95-drift-and-warnings.jsonl seed 5997): Claude Code loads a uuid as its last record,
+so removing the vacuous assistant of the last line brought back its copy, and the heal refused
+its own plan ("W101 would survive the heal", exit 2). Its fix then left too little for the
+sniffers to name, so the re-verification scan failed and the written output stayed behind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from transcript_doctor.cli import app
+
+from .builders import Session
+
+runner = CliRunner()
+
+
+def session_with_copied_assistant(second: dict | None) -> bytes:
+    """A prompt, an assistant with no content, the same record again (or `second` under its
+    uuid), then a prompt and an answer chained to it."""
+    s = Session()
+    prompt = s.user("hello")
+    empty = s.envelope("assistant", prompt["uuid"], "a-empty")
+    empty.update(uuid="a-empty", timestamp="2026-02-01T10:00:01.000Z",
+                 message={"role": "assistant", "model": "claude-opus-4-6", "type": "message",
+                          "content": [], "stop_reason": None})  # (no message id: nothing groups the copies)
+    s.add(empty)
+    s.add(second if second is not None else dict(empty))
+    s.user("again")
+    s.block("msg_b", {"type": "text", "text": "an answer"})
+    return b"".join(orjson.dumps(r) + b"\n" for r in s.records)
+
+
+def _heal(tmp_path: Path, data: bytes) -> tuple[int, str, Path]:
+    path, out = tmp_path / "session.jsonl", tmp_path / "healed.jsonl"
+    path.write_bytes(data)
+    result = runner.invoke(app, ["heal", str(path), "--output", str(out), "--format", "json"])
+    return result.exit_code, result.stdout, out
+
+
+def test_both_copies_of_a_vacuous_record_go(tmp_path: Path) -> None:
+    code, stdout, out = _heal(tmp_path, session_with_copied_assistant(None))
+    assert code == 0, stdout
+    assert b'"a-empty"' not in out.read_bytes()
+    again = runner.invoke(app, ["heal", str(out)])
+    assert again.exit_code == 0, again.output
+
+
+def test_near_miss_a_copy_with_other_content_is_not_removed(tmp_path: Path) -> None:
+    """The uuid's two records differ: removing the last one would bring the other back, so the
+    heal leaves both (no fix offered), and nothing is refused after writing."""
+    other = json.loads(orjson.dumps(json.loads(session_with_copied_assistant(None).splitlines()[1])))
+    other["message"]["content"] = [{"type": "text", "text": "an earlier draft"}]
+    code, stdout, out = _heal(tmp_path, session_with_copied_assistant(other))
+    assert code in (0, 1), stdout
+    doc = json.loads(stdout)["results"][0]
+    assert "error" not in (doc.get("details") or {})
+    if out.exists():
+        assert out.read_bytes().count(b'"a-empty"') == 2
+
+
+@pytest.mark.parametrize("mode", ["--output", "--in-place"])
+def test_a_heal_whose_result_no_sniffer_names_is_verified_as_the_inputs_format(tmp_path: Path, mode: str) -> None:
+    """Only two user prompts are left once the empty assistant (and its copy) go: too little for
+    the format sniffers, so the re-verification reads the result as the input's format."""
+    s = Session()
+    prompt = s.user("hello")
+    empty = s.envelope("assistant", prompt["uuid"], "a-empty")
+    empty.update(uuid="a-empty", timestamp="2026-02-01T10:00:01.000Z",
+                 message={"role": "assistant", "model": "claude-opus-4-6", "content": None})
+    s.add(empty)
+    s.add(dict(empty))
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in s.records))
+    out = tmp_path / "healed.jsonl"
+    args = ["--output", str(out)] if mode == "--output" else ["--in-place"]
+    result = runner.invoke(app, ["heal", str(path), *args])
+    assert result.exit_code in (0, 1), result.output
+    assert b'"a-empty"' not in (out if mode == "--output" else path).read_bytes()
