@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from transcript_doctor.core import ScanConfig, check_store
 from transcript_doctor.heal.pipeline import heal_findings
 from transcript_doctor.model import RefusedError, TdocError
 from transcript_doctor.stores import HealOptions, Options, open_store
+from transcript_doctor.value_types import replace
 
 from .test_opencode_support import FIXTURES, Db, copy_fixture_db, reasoning, scan, step_finish, step_start, text, tool
 

@@ -53,6 +53,35 @@ sys.stderr.write("\\n".join(sorted(sys.modules)))
 """
 
 
+# What a small scan builds at import beyond modules: dataclasses (their methods are generated as
+# source and compiled, 2-4 M instructions a class) and regexes with a class above U+00FF (millions
+# of instructions to compile; `text.compiled` builds them for the first text that needs one).
+BUILT_PROBE = """
+import dataclasses, re, sys
+compile_pattern = re.compile
+def spy(pattern, flags=0):
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    if caller.startswith("transcript_doctor"):
+        sys.stderr.write(f"compiled {caller}\\n")
+        if isinstance(pattern, str) and max(pattern, default="") > "\\xff":
+            sys.stderr.write(f"pattern {caller} {ascii(pattern)}\\n")
+    return compile_pattern(pattern, flags)
+re.compile = spy
+""" + PROBE.replace("sys.stderr.write", "modules = ") + """
+for name in sorted(m for m in modules if m.startswith("transcript_doctor")):
+    for value in list(vars(sys.modules[name]).values()):
+        if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
+            sys.stderr.write(f"dataclass {name}.{value.__qualname__}\\n")
+"""
+# Modules whose regexes serve what a small kimi scan never meets (a long first line, a heal).
+REGEXES_ON_FIRST_USE = {f"transcript_doctor.stores.{m}" for m in ("claude_code.sniff", "eve.sniff", "hermes.sniff",
+                                                                  "kimi.replay.step_edits")}  # fmt: skip
+# Dataclasses a small scan still creates, in modules other work owns; none may be added.
+DATACLASSES_ON_A_SMALL_SCAN = {f"transcript_doctor.stores.kimi.read.reader.{c}" for c in
+                               ("Header", "LineProblem", "ReadStats", "Record")} | {
+    f"transcript_doctor.stores.kimi.replay.driver.{c}" for c in ("KimiReplay", "LegacyCompaction")}  # fmt: skip
+
+
 def _modules(tmp_path: Path, *argv: str) -> set[str]:
     """The modules loaded by `tdoc ARGV` in a fresh process, stdout and stderr not terminals."""
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=tmp_path, capture_output=True, text=True,
@@ -83,6 +112,21 @@ def test_small_kimi_scan_imports_only_the_kimi_family(journal: Path, fmt: str) -
     reporters = _loaded(modules, "transcript_doctor.reporters")
     assert ("transcript_doctor.reporters.human" in reporters) == (fmt == "human")
     assert ("transcript_doctor.reporters.json_report" in reporters) == (fmt == "json")
+
+
+@pytest.mark.parametrize("fmt", ["human", "json"])
+def test_small_scan_builds_no_dataclass_and_no_wide_regex(journal: Path, fmt: str) -> None:
+    done = subprocess.run([sys.executable, "-c", BUILT_PROBE, "scan", str(journal), "-f", fmt], cwd=journal.parent,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": ""}, timeout=120,
+                          check=False)  # fmt: skip
+    built = [line.split(" ", 1) for line in done.stderr.splitlines()
+             if line.startswith(("dataclass ", "pattern ", "compiled "))]  # fmt: skip
+    assert "C203" in done.stdout  # the scan ran
+    assert [what for kind, what in built if kind == "pattern"] == []
+    compiling = {what for kind, what in built if kind == "compiled"}
+    assert compiling and compiling.isdisjoint(REGEXES_ON_FIRST_USE)
+    dataclasses = {what for kind, what in built if kind == "dataclass"}
+    assert dataclasses <= DATACLASSES_ON_A_SMALL_SCAN, "write value classes by hand (transcript_doctor/value_types.py)"
 
 
 def test_small_human_scan_to_a_pipe_does_not_load_rich_console(journal: Path) -> None:

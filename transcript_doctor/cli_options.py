@@ -33,12 +33,6 @@ class DocFormat(str, Enum):
     json = "json"
 
 
-class PageFormat(str, Enum):
-    json = "json"
-    human = "human"
-    html = "html"
-
-
 class Color(str, Enum):
     auto = "auto"
     always = "always"

@@ -3,15 +3,22 @@
 # No `from __future__ import annotations` here: typer reads the parameters' annotations every time
 # it builds a command, and string annotations would be compiled and evaluated anew each time.
 
+from enum import Enum
 from typing import Annotated
 
 import typer
 
 from .cli_help import command_registry
-from .cli_options import Color, ColorOpt, Engine, InputFormatOpt, PageFormat, TargetOpt
+from .cli_options import Color, ColorOpt, Engine, InputFormatOpt, TargetOpt
 from .cli_output import deliver, json_text
 
 commands = command_registry()
+
+
+class PageFormat(str, Enum):
+    json = "json"
+    human = "human"
+    html = "html"
 
 
 @commands.command("replay")

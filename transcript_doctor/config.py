@@ -23,7 +23,6 @@ backup-dir = ".tdoc-backups"
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -34,32 +33,42 @@ from .rules.registry import expand_selector
 KEYS = ("select", "ignore", "fail-on", "unsafe-fixes", "backup-dir", "per-path-ignores")
 
 
-@dataclass(repr=False, eq=False)
 class FileConfig:
     """The settings one configuration file holds (None: the file does not set it)."""
 
-    source: Path | None = None
-    root: Path = field(default_factory=Path.cwd)
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    fail_on: str | None = None
-    unsafe_fixes: bool | None = None
-    backup_dir: Path | None = None
-    per_path_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
+    __slots__ = ("source", "root", "select", "ignore", "fail_on", "unsafe_fixes", "backup_dir", "per_path_ignores")
+
+    def __init__(self, source: Path | None = None, root: Path | None = None, select: list[str] | None = None,
+                 ignore: list[str] | None = None, fail_on: str | None = None, unsafe_fixes: bool | None = None,
+                 backup_dir: Path | None = None,
+                 per_path_ignores: list[tuple[str, list[str]]] | None = None) -> None:  # fmt: skip
+        self.source = source
+        self.root: Path = Path.cwd() if root is None else root
+        self.select = select
+        self.ignore = ignore
+        self.fail_on = fail_on
+        self.unsafe_fixes = unsafe_fixes
+        self.backup_dir = backup_dir
+        self.per_path_ignores: list[tuple[str, list[str]]] = [] if per_path_ignores is None else per_path_ignores
 
 
-@dataclass(repr=False, eq=False)
 class Settings:
     """Effective settings: flags over the file over defaults."""
 
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    fail_on: str = "error"
-    unsafe_fixes: bool = False
-    backup_dir: Path | None = None
-    per_path_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
-    root: Path = field(default_factory=Path.cwd)
-    source: Path | None = None
+    __slots__ = ("select", "ignore", "fail_on", "unsafe_fixes", "backup_dir", "per_path_ignores", "root", "source")
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None, fail_on: str = "error",
+                 unsafe_fixes: bool = False, backup_dir: Path | None = None,
+                 per_path_ignores: list[tuple[str, list[str]]] | None = None, root: Path | None = None,
+                 source: Path | None = None) -> None:  # fmt: skip
+        self.select = select
+        self.ignore = ignore
+        self.fail_on = fail_on
+        self.unsafe_fixes = unsafe_fixes
+        self.backup_dir = backup_dir
+        self.per_path_ignores: list[tuple[str, list[str]]] = [] if per_path_ignores is None else per_path_ignores
+        self.root: Path = Path.cwd() if root is None else root
+        self.source = source
 
 
 def find_config(start: Path | None = None) -> Path | None:

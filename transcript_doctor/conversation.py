@@ -15,10 +15,10 @@ This module is plain data and protocols: no I/O, no store imports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .model import Fix, Loc, Message, Part, ToolCall
+from .value_types import FrozenValue
 
 __all__ = ["Conversation", "Editor", "Message", "Part", "Repair", "RepairWhen", "Source", "ToolCall"]
 
@@ -30,26 +30,33 @@ Source = Loc
 RepairWhen = Literal["every-request", "strict-resend"]
 
 
-@dataclass(frozen=True)
-class Repair:
+class Repair(FrozenValue):
     """A problem of rule `code` that the runtime repairs itself before it sends the request.
 
     `source` points at the record(s) the problem is in; `position` is the request index of the
     affected message when it is sent. `subject` names the thing repaired (a call id, a message
     id) so the same problem seen twice (two engines, two passes) is reported once. `fix`: how the
     store would write the repair into the record itself (Codex: the "aborted" output it only adds to
-    the request), for older readers that do not repair it.
+    the request), for older readers that do not repair it. `engine`: the replay engine that makes
+    the repair, for stores with several.
     """
 
+    __slots__ = ("code", "message", "when", "source", "position", "subject", "evidence", "engine", "fix")
     code: str
     message: str
     when: RepairWhen
-    source: Source = field(default_factory=Source)
-    position: int | None = None
-    subject: str | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-    engine: str | None = None  # the replay engine that makes the repair, for stores with several
-    fix: Fix | None = None
+    source: Source
+    position: int | None
+    subject: str | None
+    evidence: dict[str, Any]
+    engine: str | None
+    fix: Fix | None
+
+    def __init__(self, code: str, message: str, when: RepairWhen, source: Source | None = None,
+                 position: int | None = None, subject: str | None = None, evidence: dict[str, Any] | None = None,
+                 engine: str | None = None, fix: Fix | None = None) -> None:  # fmt: skip
+        self.assign(code, message, when, Source() if source is None else source, position, subject,
+                    {} if evidence is None else evidence, engine, fix)  # fmt: skip
 
 
 class Editor(Protocol):
@@ -98,7 +105,6 @@ class NoEdits:
         return None
 
 
-@dataclass(repr=False, eq=False)
 class Conversation:
     """One session's request as its runtime would send it, located in its store.
 
@@ -108,16 +114,24 @@ class Conversation:
     rules never report them as errors. `codes`: the shared rule codes that apply to this runtime
     (None: all of them; a runtime that merges consecutive assistants leaves out W109). `live`:
     the writer may still be appending, so a problem at the very end may be work in progress.
+    `target`: the provider API the request goes to, when the store knows it.
     """
 
-    path: str
-    format: str
-    session: str | None
-    messages: list[Message]
-    repairs: list[Repair] = field(default_factory=list)
-    unsent: list[Message] = field(default_factory=list)
-    editor: Editor = field(default_factory=NoEdits)
-    codes: frozenset[str] | None = None
-    empty_parts_vacuous: bool = True
-    live: bool = False
-    target: str | None = None  # the provider API the request goes to, when the store knows it
+    __slots__ = ("path", "format", "session", "messages", "repairs", "unsent", "editor", "codes",
+                 "empty_parts_vacuous", "live", "target")  # fmt: skip
+
+    def __init__(self, path: str, format: str, session: str | None, messages: list[Message],
+                 repairs: list[Repair] | None = None, unsent: list[Message] | None = None,
+                 editor: Editor | None = None, codes: frozenset[str] | None = None, empty_parts_vacuous: bool = True,
+                 live: bool = False, target: str | None = None) -> None:  # fmt: skip
+        self.path = path
+        self.format = format
+        self.session = session
+        self.messages = messages
+        self.repairs: list[Repair] = [] if repairs is None else repairs
+        self.unsent: list[Message] = [] if unsent is None else unsent
+        self.editor: Editor = NoEdits() if editor is None else editor
+        self.codes = codes
+        self.empty_parts_vacuous = empty_parts_vacuous
+        self.live = live
+        self.target = target

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from . import __version__
 from .model import SEVERITY_RANK, FileResult, Finding, TdocError
 from .rules import engine, selected_codes
 from .stores import Options, Store, expand_paths, open_store
+from .value_types import Value
 
 if TYPE_CHECKING:
     from .parallel import Progress
@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
-@dataclass
-class ScanConfig:
+class ScanConfig(Value):
     """What to scan for and how: rule selection, failure threshold, store options, workers.
 
     `per_path_ignores` holds (glob, selectors) pairs matched against each input relative to
@@ -30,15 +29,22 @@ class ScanConfig:
     recognises are left out instead of being reported as errors.
     """
 
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    fail_on: str = "error"
-    input_format: str | None = None
-    options: Options = field(default_factory=Options)
-    per_path_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
-    root: Path = field(default_factory=Path.cwd)
-    jobs: int | None = 1
-    skip_unrecognised: bool = False  # drop named files no store kind recognises (pre-commit hooks)
+    __slots__ = ("select", "ignore", "fail_on", "input_format", "options", "per_path_ignores", "root", "jobs",
+                 "skip_unrecognised")  # fmt: skip
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None, fail_on: str = "error",
+                 input_format: str | None = None, options: Options | None = None,
+                 per_path_ignores: list[tuple[str, list[str]]] | None = None, root: Path | None = None,
+                 jobs: int | None = 1, skip_unrecognised: bool = False) -> None:  # fmt: skip
+        self.select = select
+        self.ignore = ignore
+        self.fail_on = fail_on
+        self.input_format = input_format
+        self.options: Options = Options() if options is None else options
+        self.per_path_ignores: list[tuple[str, list[str]]] = [] if per_path_ignores is None else per_path_ignores
+        self.root: Path = Path.cwd() if root is None else root
+        self.jobs = jobs
+        self.skip_unrecognised = skip_unrecognised  # drop named files no store kind recognises (pre-commit hooks)
 
     def codes(self, path: str | None = None) -> set[str]:
         """The selected rule codes, less those the per-path ignores switch off for `path`."""
@@ -53,11 +59,13 @@ class ScanConfig:
             raise TdocError(f"unknown rule selector {exc.args[0]!r} (see `tdoc rules`)") from None
 
 
-@dataclass(repr=False, eq=False)
 class Report:
     """The result of a scan: one FileResult per input, each with its findings."""
 
-    files: list[FileResult]
+    __slots__ = ("files",)
+
+    def __init__(self, files: list[FileResult]) -> None:
+        self.files = files
 
     @property
     def findings(self) -> list[Finding]:

@@ -21,9 +21,11 @@ from typing import Any
 
 import orjson
 
+from .text import compiled
+
 CUT_DEPTH = 240
 CUT_MARKER = "[nested too deeply to print]"
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # compiled for the first text that is not ASCII (`text.compiled`)
 
 
 def dumps(value: Any, *, indent: bool = False) -> str:
@@ -56,6 +58,13 @@ def _plain(value: Any, depth: int = 0) -> Any:
 
 def printable(text: str) -> str:
     """`text` with every lone surrogate written as `\\uXXXX`, so it encodes to UTF-8."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    surrogate = compiled(_SURROGATE)
+    if surrogate.search(text) is None:
+        return text
+    return surrogate.sub(_escape, text)
+
+
+def _escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"

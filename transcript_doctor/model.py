@@ -6,12 +6,12 @@ fixers consume them. Nothing in this module does I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # Defined in errors.py (the CLI catches them without loading this module); imported from here across the layers.
 from .errors import RefusedError as RefusedError
 from .errors import TdocError as TdocError
+from .value_types import FrozenValue, Value
 
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe", "none"]
@@ -21,63 +21,80 @@ SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 # --------------------------------------------------------------------------- messages
 
 
-@dataclass
-class Loc:
+class Loc(Value):
     """Where a message or record lives in its store."""
 
-    line: int | None = None
-    end_line: int | None = None
-    row: int | str | None = None
-    table: str | None = None
+    __slots__ = ("line", "end_line", "row", "table")
+
+    def __init__(self, line: int | None = None, end_line: int | None = None, row: int | str | None = None,
+                 table: str | None = None) -> None:  # fmt: skip
+        self.line = line
+        self.end_line = end_line
+        self.row = row
+        self.table = table
 
     def as_dict(self) -> dict[str, Any]:
         return {"line": self.line, "end_line": self.end_line, "row": self.row, "table": self.table}
 
 
-@dataclass
-class Part:
+class Part(Value):
     """One content part in the shared message model.
 
     kind: text | reasoning | media | other. `signed` is meaningful for reasoning parts only.
+    `source`: where the part lives when the store keeps parts as records of their own (OpenCode's
+    part table), and `evidence` names it; a finding about the part points there.
     """
 
-    kind: str
-    text: str = ""
-    signed: bool = False
-    # Where the part lives when the store keeps parts as records of their own (OpenCode's part
-    # table), and the evidence naming it; a finding about the part points there.
-    source: Loc | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("kind", "text", "signed", "source", "evidence")
+
+    def __init__(self, kind: str, text: str = "", signed: bool = False, source: Loc | None = None,
+                 evidence: dict[str, Any] | None = None) -> None:  # fmt: skip
+        self.kind = kind
+        self.text = text
+        self.signed = signed
+        self.source = source
+        self.evidence: dict[str, Any] = {} if evidence is None else evidence
 
 
-@dataclass
-class ToolCall:
-    """A tool call of an assistant message, as the shared rules read it."""
+class ToolCall(Value):
+    """A tool call of an assistant message, as the shared rules read it.
 
-    id: str
-    name: str = ""
-    arguments: str | None = None
-    state: str | None = None  # store-specific status (OpenCode: pending/running/completed/error)
+    `state`: the store-specific status (OpenCode: pending/running/completed/error).
+    """
+
+    __slots__ = ("id", "name", "arguments", "state")
+
+    def __init__(self, id: str, name: str = "", arguments: str | None = None, state: str | None = None) -> None:
+        self.id = id
+        self.name = name
+        self.arguments = arguments
+        self.state = state
 
 
-@dataclass
-class Message:
+class Message(Value):
     """A message in the shared model that the store-independent rules read.
 
     `position` is the index of the message in the request the provider would receive, `None`
-    when it is not sent. `extra` holds store-specific facts the store's own rules need.
+    when it is not sent. `extra` holds store-specific facts the store's own rules need;
+    `evidence` is added to the evidence of every shared-rule finding about this message (e.g.
+    the store's id).
     """
 
-    role: str
-    parts: list[Part] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    tool_call_id: str | None = None
-    is_error: bool = False
-    loc: Loc = field(default_factory=Loc)
-    position: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Added to the evidence of every shared-rule finding about this message (e.g. the store's id).
-    evidence: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("role", "parts", "tool_calls", "tool_call_id", "is_error", "loc", "position", "extra", "evidence")
+
+    def __init__(self, role: str, parts: list[Part] | None = None, tool_calls: list[ToolCall] | None = None,
+                 tool_call_id: str | None = None, is_error: bool = False, loc: Loc | None = None,
+                 position: int | None = None, extra: dict[str, Any] | None = None,
+                 evidence: dict[str, Any] | None = None) -> None:  # fmt: skip
+        self.role = role
+        self.parts: list[Part] = [] if parts is None else parts
+        self.tool_calls: list[ToolCall] = [] if tool_calls is None else tool_calls
+        self.tool_call_id = tool_call_id
+        self.is_error = is_error
+        self.loc: Loc = Loc() if loc is None else loc
+        self.position = position
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.evidence: dict[str, Any] = {} if evidence is None else evidence
 
     @property
     def visible_text(self) -> str:
@@ -87,19 +104,23 @@ class Message:
 # --------------------------------------------------------------------------- findings
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(FrozenValue):
     """One record-level change. JSONL: op delete/replace/insert at `line`.
 
     SQLite: op update/delete on (`table`, `row`) with `set` holding column values.
     """
 
+    __slots__ = ("op", "line", "text", "table", "row", "set")
     op: str
-    line: int | None = None
-    text: str | None = None
-    table: str | None = None
-    row: int | str | None = None
-    set: dict[str, Any] | None = None
+    line: int | None
+    text: str | None
+    table: str | None
+    row: int | str | None
+    set: dict[str, Any] | None
+
+    def __init__(self, op: str, line: int | None = None, text: str | None = None, table: str | None = None,
+                 row: int | str | None = None, set: dict[str, Any] | None = None) -> None:  # fmt: skip
+        self.assign(op, line, text, table, row, set)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op}
@@ -110,13 +131,16 @@ class Edit:
         return out
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(FrozenValue):
     """How a finding can be healed: its applicability (safe, unsafe, none) and the edits."""
 
+    __slots__ = ("applicability", "summary", "edits")
     applicability: Applicability
     summary: str
-    edits: tuple[Edit, ...] = ()
+    edits: tuple[Edit, ...]
+
+    def __init__(self, applicability: Applicability, summary: str, edits: tuple[Edit, ...] = ()) -> None:
+        self.assign(applicability, summary, edits)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -126,28 +150,38 @@ class Fix:
         }
 
 
-@dataclass
-class Finding:
-    """One reported problem: the rule, where it is (line or row, session), its fix if any."""
+class Finding(Value):
+    """One reported problem: the rule, where it is (line or row, session), its fix if any.
 
-    code: str
-    name: str
-    severity: Severity
-    message: str
-    path: str
-    format: str
-    session: str | None = None
-    line: int | None = None
-    end_line: int | None = None
-    row: int | str | None = None
-    table: str | None = None
-    position: int | None = None
-    engine: str | None = None
-    fix: Fix | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-    # What the finding is about, stable when lines shift (a step uuid, call id, message id, row),
-    # set by the store that makes it; heal matches findings before and after by it. Not reported.
-    subject: str | None = None
+    `subject`: what the finding is about, stable when lines shift (a step uuid, call id, message
+    id, row), set by the store that makes it; heal matches findings before and after by it. Not
+    reported.
+    """
+
+    __slots__ = ("code", "name", "severity", "message", "path", "format", "session", "line", "end_line", "row",
+                 "table", "position", "engine", "fix", "evidence", "subject")  # fmt: skip
+
+    def __init__(self, code: str, name: str, severity: Severity, message: str, path: str, format: str,
+                 session: str | None = None, line: int | None = None, end_line: int | None = None,
+                 row: int | str | None = None, table: str | None = None, position: int | None = None,
+                 engine: str | None = None, fix: Fix | None = None, evidence: dict[str, Any] | None = None,
+                 subject: str | None = None) -> None:  # fmt: skip
+        self.code = code
+        self.name = name
+        self.severity: Severity = severity
+        self.message = message
+        self.path = path
+        self.format = format
+        self.session = session
+        self.line = line
+        self.end_line = end_line
+        self.row = row
+        self.table = table
+        self.position = position
+        self.engine = engine
+        self.fix = fix
+        self.evidence: dict[str, Any] = {} if evidence is None else evidence
+        self.subject = subject
 
     def sort_key(self) -> tuple[Any, ...]:
         return (
@@ -181,17 +215,23 @@ class Finding:
         }
 
 
-@dataclass
-class FileResult:
-    """What the scan of one input gave: its format, counts and findings, or the error that stopped it."""
+class FileResult(Value):
+    """What the scan of one input gave: its format, counts and findings, or the error that stopped it.
 
-    path: str
-    format: str | None
-    sessions: int = 0
-    records: int = 0
-    error: str | None = None
-    findings: list[Finding] = field(default_factory=list)
-    refused: bool = False  # the error is a refusal (store locked/changed): exit 3, not 2
+    `refused`: the error is a refusal (store locked/changed): exit 3, not 2.
+    """
+
+    __slots__ = ("path", "format", "sessions", "records", "error", "findings", "refused")
+
+    def __init__(self, path: str, format: str | None, sessions: int = 0, records: int = 0, error: str | None = None,
+                 findings: list[Finding] | None = None, refused: bool = False) -> None:  # fmt: skip
+        self.path = path
+        self.format = format
+        self.sessions = sessions
+        self.records = records
+        self.error = error
+        self.findings: list[Finding] = [] if findings is None else findings
+        self.refused = refused
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TypeVar, cast
 
 # ECMAScript String.prototype.trim() whitespace (WhiteSpace + LineTerminator), not str.strip()'s set.
@@ -16,7 +17,17 @@ T = TypeVar("T")
 # C0/C1 controls (except tab/newline), DEL, and bidi/format characters that can reorder or hide text.
 # Also the Arabic letter mark, line/paragraph separators (a log viewer may break lines there), BOM,
 # and lone surrogates (a terminal cannot show them and UTF-8 cannot encode them).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+# The characters of `_UNSAFE` an ASCII text can hold.
+_UNSAFE_ASCII = "[\x00-\x08\x0b-\x1f\x7f]"
+
+
+@cache
+def compiled(pattern: str) -> re.Pattern[str]:
+    """`re.compile(pattern)`, on first use. A class with a range above U+00FF takes the regex
+    compiler millions of instructions, which a small scan of ASCII text never needs to pay
+    (start-up, issue 20): such patterns are compiled here, for the first text that needs them."""
+    return re.compile(pattern)
 
 
 def js_trim(s: str) -> str:
@@ -38,7 +49,11 @@ def terminal_safe(s: str) -> str:
 
     Rich markup is not interpreted by callers (they print with markup disabled or via Text).
     """
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+    return compiled(_UNSAFE_ASCII if s.isascii() else _UNSAFE).sub(_escape, s)
+
+
+def _escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 def json_safe(value: T) -> T:

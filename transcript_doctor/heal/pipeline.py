@@ -13,13 +13,13 @@ Stages for one store (docs/heal.md §Stages):
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ..core import ScanConfig, check_store
 from ..model import Finding, RefusedError, TdocError
 from ..stores import HealOptions, HealResult, Store, open_store
+from ..value_types import replace
 from . import backup as backups
 from . import database
 from .files import TempSpool
@@ -50,8 +50,7 @@ def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions)
     # a heal in any mode refuses a store that changes while it works; a writing heal reports the
     # findings of what it wrote, so the store may skip what only unfixable findings need
     writing = options.mode != "dry-run"
-    config = dataclasses.replace(config, options=dataclasses.replace(config.options, fingerprint=True,
-                                                                     for_writing_heal=writing))
+    config = replace(config, options=replace(config.options, fingerprint=True, for_writing_heal=writing))
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config, config.codes(display))
@@ -66,7 +65,7 @@ def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, opt
     `config` selects the rules of the re-scan. The store may be closed on return."""
     spool = _spool_for(store, options)
     try:
-        return _heal(store, findings, config, dataclasses.replace(options, spool=spool))
+        return _heal(store, findings, config, replace(options, spool=spool))
     finally:
         if spool is not None:
             spool.discard()  # unless it was renamed into place

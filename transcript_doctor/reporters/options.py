@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import os
 import sys
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -15,13 +14,15 @@ if TYPE_CHECKING:
 COLOR_CHOICES = ("auto", "always", "never")
 
 
-@dataclass(repr=False, eq=False)
 class RenderOptions:
     """What a reporter may be told besides the report."""
 
-    color: str = "auto"  # auto: when the stream is a terminal and NO_COLOR is unset
-    quiet: bool = False  # human: the findings only, no summary
-    scan_config: Any = None  # html: the ScanConfig of the scan (engine, selection) to rebuild requests with
+    __slots__ = ("color", "quiet", "scan_config")
+
+    def __init__(self, color: str = "auto", quiet: bool = False, scan_config: Any = None) -> None:
+        self.color = color  # auto: when the stream is a terminal and NO_COLOR is unset
+        self.quiet = quiet  # human: the findings only, no summary
+        self.scan_config = scan_config  # html: the ScanConfig of the scan (engine, selection) to rebuild requests with
 
 
 def console_for(out: TextIO, color: str = "auto") -> Console:

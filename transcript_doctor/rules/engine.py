@@ -14,12 +14,12 @@ the engine stamps it with the applicability the rule declares. See `docs/archite
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..conversation import Conversation, Repair
 from ..model import Finding, Fix, Loc, Severity
 from ..text import json_safe
+from ..value_types import replace
 from .registry import CONVERSATION_CHECKS, RULES, Rule
 from .shared.support import ConversationView, Hit
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..model import Applicability, Finding, Fix, Severity
+from ..value_types import FrozenValue
 
 if TYPE_CHECKING:
     from .shared.support import ConversationCheck
@@ -39,10 +39,10 @@ FAMILIES = {
 }
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(FrozenValue):
     """One rule of the catalogue: code, name, default severity, the systems it applies to, fix, documentation."""
 
+    __slots__ = ("code", "name", "severity", "systems", "fix", "summary", "doc", "provider_errors", "availability")
     code: str
     name: str
     severity: Severity
@@ -50,8 +50,13 @@ class Rule:
     fix: Applicability
     summary: str
     doc: str
-    provider_errors: tuple[str, ...] = ()
-    availability: Availability = "always"
+    provider_errors: tuple[str, ...]
+    availability: Availability
+
+    def __init__(self, code: str, name: str, severity: Severity, systems: tuple[str, ...], fix: Applicability,
+                 summary: str, doc: str, provider_errors: tuple[str, ...] = (),
+                 availability: Availability = "always") -> None:  # fmt: skip
+        self.assign(code, name, severity, systems, fix, summary, doc, provider_errors, availability)
 
     @property
     def family(self) -> str:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..conversation import Conversation
 from ..model import Finding
+from ..value_types import Value
 
 if TYPE_CHECKING:
     from ..heal.plan import HealPlan
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-@dataclass
-class Options:
+class Options(Value):
     """Everything `scan`, `replay` and `heal` pass down to a store.
 
     `settings` holds store-specific option objects (a kimi `KimiOptions`, the SQLite stores'
@@ -30,13 +29,17 @@ class Options:
     own with `options.get(KimiOptions)` and gets the defaults when none was given.
     """
 
-    session: str | None = None
-    full_replay: bool = False  # keep everything needed to print a replay (not just to check)
-    fingerprint: bool = False  # remember what was read (size, mtime, hash) to detect later changes
-    # Read for a heal that writes: the store may skip work whose only use is a finding no heal can
-    # act on (the heal reports the findings of the healed content instead).
-    for_writing_heal: bool = False
-    settings: tuple[Any, ...] = ()
+    __slots__ = ("session", "full_replay", "fingerprint", "for_writing_heal", "settings")
+
+    def __init__(self, session: str | None = None, full_replay: bool = False, fingerprint: bool = False,
+                 for_writing_heal: bool = False, settings: tuple[Any, ...] = ()) -> None:  # fmt: skip
+        self.session = session
+        self.full_replay = full_replay  # keep everything needed to print a replay (not just to check)
+        self.fingerprint = fingerprint  # remember what was read (size, mtime, hash) to detect later changes
+        # Read for a heal that writes: the store may skip work whose only use is a finding no heal
+        # can act on (the heal reports the findings of the healed content instead).
+        self.for_writing_heal = for_writing_heal
+        self.settings = settings
 
     def get(self, kind: type[T]) -> T:
         """The store-specific options of type `kind` given in `settings`, else its defaults."""
@@ -46,26 +49,24 @@ class Options:
         return kind()
 
 
-@dataclass
-class HealOptions:
+class HealOptions(Value):
     """How a heal runs: dry run, in place or to an output file; backups; which fixes."""
 
-    mode: str = "dry-run"  # dry-run | in-place | output
-    output: Path | None = None
-    diff: bool = False
-    unsafe_fixes: bool = False
-    backup_dir: Path | None = None
-    backup: bool = True
-    force: bool = False  # rewrite a file with other hard links or another writer
-    settings: tuple[Any, ...] = ()  # store-specific heal options (stores/options.py), as in `Options`
-    spool: Any = None  # set by the heal pipeline when writing: a heal.plan.Spool (see LineWrite.spooled)
+    __slots__ = ("mode", "output", "diff", "unsafe_fixes", "backup_dir", "backup", "force", "settings", "spool")
 
-    def __post_init__(self) -> None:
+    def __init__(self, mode: str = "dry-run", output: Path | str | None = None, diff: bool = False,
+                 unsafe_fixes: bool = False, backup_dir: Path | str | None = None, backup: bool = True,
+                 force: bool = False, settings: tuple[Any, ...] = (), spool: Any = None) -> None:  # fmt: skip
+        self.mode = mode  # dry-run | in-place | output
         # library callers pass paths as strings; the pipeline works with Path objects
-        if isinstance(self.output, str):
-            self.output = Path(self.output)
-        if isinstance(self.backup_dir, str):
-            self.backup_dir = Path(self.backup_dir)
+        self.output = Path(output) if isinstance(output, str) else output
+        self.diff = diff
+        self.unsafe_fixes = unsafe_fixes
+        self.backup_dir = Path(backup_dir) if isinstance(backup_dir, str) else backup_dir
+        self.backup = backup
+        self.force = force  # rewrite a file with other hard links or another writer
+        self.settings = settings  # store-specific heal options (stores/options.py), as in `Options`
+        self.spool = spool  # set by the heal pipeline when writing: a heal.plan.Spool (see LineWrite.spooled)
 
     def get(self, kind: type[T]) -> T:
         """The store-specific heal options of type `kind` in `settings`, else its defaults."""
@@ -75,25 +76,33 @@ class HealOptions:
         return kind()
 
 
-@dataclass(repr=False, eq=False)
 class HealResult:
     """What a heal did (or would do) to one store."""
 
-    path: str
-    format: str
-    changed: bool = False
-    written: bool = False
-    applied: list[Finding] = field(default_factory=list)  # findings whose fix was applied
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # {code, line/row, reason}
-    edits: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    backup: str | None = None
-    output: str | None = None
-    diff: str | None = None  # unified diff (JSONL) or the SQL plan (databases)
-    remaining: list[Finding] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # store-specific details (kimi: removed steps)
-    needs_unsafe: int = 0  # fixes left alone because they need --unsafe-fixes
-    kept: set[str] = field(default_factory=set)  # subjects whose fix the store checked and refused
+    __slots__ = ("path", "format", "changed", "written", "applied", "skipped", "edits", "warnings", "backup",
+                 "output", "diff", "remaining", "extra", "needs_unsafe", "kept")  # fmt: skip
+
+    def __init__(self, path: str, format: str, changed: bool = False, written: bool = False,
+                 applied: list[Finding] | None = None, skipped: list[dict[str, Any]] | None = None,
+                 edits: list[dict[str, Any]] | None = None, warnings: list[str] | None = None,
+                 backup: str | None = None, output: str | None = None, diff: str | None = None,
+                 remaining: list[Finding] | None = None, extra: dict[str, Any] | None = None,
+                 needs_unsafe: int = 0, kept: set[str] | None = None) -> None:  # fmt: skip
+        self.path = path
+        self.format = format
+        self.changed = changed
+        self.written = written
+        self.applied: list[Finding] = [] if applied is None else applied  # findings whose fix was applied
+        self.skipped: list[dict[str, Any]] = [] if skipped is None else skipped  # {code, line/row, reason}
+        self.edits: list[dict[str, Any]] = [] if edits is None else edits
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.backup = backup
+        self.output = output
+        self.diff = diff  # unified diff (JSONL) or the SQL plan (databases)
+        self.remaining: list[Finding] = [] if remaining is None else remaining
+        self.extra: dict[str, Any] = {} if extra is None else extra  # store-specific details (kimi: removed steps)
+        self.needs_unsafe = needs_unsafe  # fixes left alone because they need --unsafe-fixes
+        self.kept: set[str] = set() if kept is None else kept  # subjects whose fix the store checked and refused
 
     def as_dict(self) -> dict[str, Any]:
         return {

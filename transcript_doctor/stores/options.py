@@ -7,33 +7,45 @@ the store packages so that a front end can build them without importing any stor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..value_types import FrozenValue
 
 
-@dataclass(frozen=True)
-class KimiOptions:
+class KimiOptions(FrozenValue):
     """`engine`: the kimi-code replay engine whose view is checked or printed: auto (both), v1, v2."""
 
-    engine: str = "auto"
+    __slots__ = ("engine",)
+    engine: str
+
+    def __init__(self, engine: str = "auto") -> None:
+        self.assign(engine)
 
 
-@dataclass(frozen=True)
-class SqliteOptions:
+class SqliteOptions(FrozenValue):
     """`deep`: SQLite stores run `PRAGMA integrity_check` (every page) instead of `quick_check`."""
 
-    deep: bool = False
+    __slots__ = ("deep",)
+    deep: bool
+
+    def __init__(self, deep: bool = False) -> None:
+        self.assign(deep)
 
 
-@dataclass(frozen=True)
-class RowHealOptions:
+class RowHealOptions(FrozenValue):
     """`purge`: a database heal deletes rows instead of deactivating them (Hermes `--purge`)."""
 
-    purge: bool = False
+    __slots__ = ("purge",)
+    purge: bool
+
+    def __init__(self, purge: bool = False) -> None:
+        self.assign(purge)
 
 
-@dataclass(frozen=True)
-class CodexOptions:
+class CodexOptions(FrozenValue):
     """`target`: what Codex rollouts are judged against: `codex` (the request Codex sends, after its
     own repairs) or `responses` (a raw Responses API replay of the history, nothing repaired)."""
 
-    target: str = "codex"
+    __slots__ = ("target",)
+    target: str
+
+    def __init__(self, target: str = "codex") -> None:
+        self.assign(target)

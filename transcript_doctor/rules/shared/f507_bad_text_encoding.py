@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ...model import Message
 from ...text import excerpt
 from ..registry import conversation_check, define
-from .predicates import BAD_CHAR, encoding_problem
+from .predicates import bad_char_at, encoding_problem
 from .support import ConversationView, Hit, describe, intent
 
 RULE = define(
@@ -60,9 +60,8 @@ def _texts(msg: Message) -> Iterator[tuple[str, str]]:
 
 
 def _has_bad_char(msg: Message) -> bool:
-    search = BAD_CHAR.search
-    return any(search(p.text) for p in msg.parts) or any(
-        search(c.arguments or "") or search(c.name) for c in msg.tool_calls
+    return any(bad_char_at(p.text) >= 0 for p in msg.parts) or any(
+        bad_char_at(c.arguments or "") >= 0 or bad_char_at(c.name) >= 0 for c in msg.tool_calls
     )
 
 
@@ -79,7 +78,7 @@ def _any_bad_char(messages: list[Message]) -> bool:
             texts.append(c.name)
             if c.arguments:
                 texts.append(c.arguments)
-    return BAD_CHAR.search("".join(texts)) is not None
+    return bad_char_at("".join(texts)) >= 0
 
 
 @conversation_check(RULE)

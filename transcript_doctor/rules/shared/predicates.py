@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import orjson
 
 from ...model import Message, Part
-from ...text import is_blank
+from ...text import compiled, is_blank
 
-# A character class: linear, cannot backtrack on model output.
-BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+# A character class: linear, cannot backtrack on model output. An ASCII text can hold a NUL, never
+# a surrogate, so the class is compiled only for the first text that is not ASCII.
+_BAD_CHAR = "[\x00\ud800-\udfff]"
 # Words of the tool result a runtime writes when a call was cut off.
 _PLACEHOLDER_WORDS = ("interrupted", "outcome unknown", "no result provided", "was cancelled", "aborted")
 
@@ -46,12 +45,21 @@ def is_placeholder_result(msg: Message) -> bool:
     return len(text) <= 300 and any(w in text for w in _PLACEHOLDER_WORDS)
 
 
+def bad_char_at(text: str) -> int:
+    """The index of the first character of `text` a JSON parser rejects (a NUL or a lone
+    surrogate); -1 when there is none."""
+    if text.isascii():
+        return text.find("\x00")
+    found = compiled(_BAD_CHAR).search(text)
+    return -1 if found is None else found.start()
+
+
 def encoding_problem(text: str) -> tuple[str, int] | None:
     """('nul' | 'lone-surrogate', index) for the first character a JSON parser rejects."""
-    m = BAD_CHAR.search(text)
-    if m is None:
+    at = bad_char_at(text)
+    if at < 0:
         return None
-    return ("nul" if m.group() == "\x00" else "lone-surrogate", m.start())
+    return ("nul" if text[at] == "\x00" else "lone-surrogate", at)
 
 
 def arguments_error(arguments: str | None) -> str | None:

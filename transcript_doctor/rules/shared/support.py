@@ -9,7 +9,6 @@ on the store's `Editor`. The rule engine turns hits into findings (`rules/engine
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -19,15 +18,18 @@ from ...model import Fix, Message
 EditIntent = Callable[[Editor], "Fix | None"]
 
 
-@dataclass(repr=False, eq=False)
 class Hit:
     """One problem a shared rule found: on `msg` (on its part `part` when set)."""
 
-    msg: Message
-    message: str
-    evidence: dict[str, Any] = field(default_factory=dict)
-    part: int | None = None
-    edit: EditIntent | None = None  # how the store's editor would fix it; None: no fix
+    __slots__ = ("msg", "message", "evidence", "part", "edit")
+
+    def __init__(self, msg: Message, message: str, evidence: dict[str, Any] | None = None, part: int | None = None,
+                 edit: EditIntent | None = None) -> None:  # fmt: skip
+        self.msg = msg
+        self.message = message
+        self.evidence: dict[str, Any] = {} if evidence is None else evidence
+        self.part = part
+        self.edit = edit  # how the store's editor would fix it; None: no fix
 
 
 class ConversationView:

@@ -4,7 +4,6 @@ shared-rule findings in records only a repaired chain reaches (marked unreachabl
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from ...rules.shared.w106_duplicate_tool_result import RULE as DUPLICATE_TOOL_RE
 from ...rules.shared.w107_displaced_tool_result import RULE as DISPLACED_TOOL_RESULT
 from ...rules.shared.w108_leading_non_user import RULE as LEADING_NON_USER
 from ...text import excerpt
+from ...value_types import replace
 from .request import RequestMessage
 from .resume import FORMAT
 

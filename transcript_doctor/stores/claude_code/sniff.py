@@ -8,6 +8,7 @@ store's file never loads the record classes.
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,17 @@ KNOWN_TYPES = CHAIN_TYPES | frozenset(
 )  # fmt: skip
 
 _SNIFF_LINES = 8
-# The start of a first line too long for the sniffed head: Claude Code writes `parentUuid` first on
-# chain records and `type` first on the others.
-_LONG_HEAD = re.compile(
-    rb'\s*\{"(?:parentUuid"\s*:\s*(?:null|"[^"]{1,100}")\s*,\s*"(?:isSidechain|logicalParentUuid)"'
-    rb'|type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|last-prompt|permission-mode)")'
-)
+
+
+@cache
+def _long_head() -> re.Pattern[bytes]:
+    """The start of a first line too long for the sniffed head: Claude Code writes `parentUuid`
+    first on chain records and `type` first on the others. Compiled for the first such line
+    (some two million instructions, which a scan of any other file need not pay: start-up, issue 20)."""
+    return re.compile(
+        rb'\s*\{"(?:parentUuid"\s*:\s*(?:null|"[^"]{1,100}")\s*,\s*"(?:isSidechain|logicalParentUuid)"'
+        rb'|type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|last-prompt|permission-mode)")'
+    )
 
 
 def sniff(head: bytes) -> bool:
@@ -49,7 +55,7 @@ def sniff(head: bytes) -> bool:
             return False
     if complete:
         return False
-    return bool(_LONG_HEAD.match(lines[-1]))
+    return bool(_long_head().match(lines[-1]))
 
 
 def sniff_transcript(path: Path, head: bytes) -> bool:

@@ -7,6 +7,7 @@ The record types are the ones the decoders (`v26.py`, `v27.py`) know.
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,14 @@ FACT_TYPES = frozenset(
 V26 = "<=26"
 V27 = "27"
 _SNIFF_LINES = 5
-# The start of a first line too long to fit in the sniffed head.
-_HEAD_V26 = re.compile(rb'\s*\{\s*"type"\s*:\s*"([a-z.]+)"')
-_HEAD_V27 = re.compile(rb'\s*\{\s*"(?:at"\s*:\s*"[^"]*"\s*,\s*"facts|progress)"\s*:')
+
+
+@cache
+def _long_heads() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """The start of a first line too long to fit in the sniffed head, v26 and v27 (compiled for
+    the first such line: a scan of another store's file need not pay for them, issue 20)."""
+    return (re.compile(rb'\s*\{\s*"type"\s*:\s*"([a-z.]+)"'),
+            re.compile(rb'\s*\{\s*"(?:at"\s*:\s*"[^"]*"\s*,\s*"facts|progress)"\s*:'))  # fmt: skip
 
 
 def shape_of(record: Any) -> str | None:
@@ -68,10 +74,11 @@ def sniff(head: bytes) -> bool:
             if tried >= _SNIFF_LINES:
                 return False
     tail = lines[-1]
-    m = _HEAD_V26.match(tail)
+    head_v26, head_v27 = _long_heads()
+    m = head_v26.match(tail)
     if m:
         return m.group(1).decode() in EVENT_TYPES
-    return bool(_HEAD_V27.match(tail))
+    return bool(head_v27.match(tail))
 
 
 def _known(record: Any) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,13 +20,15 @@ if TYPE_CHECKING:  # the heal machinery loads when a heal is planned, not with a
     from ...heal.plan import HealPlan
 
 
-@dataclass(repr=False, eq=False)
 class Session:
     """One agent's journal inside a store."""
 
-    id: str | None
-    member: str | None  # path inside an export zip
-    replay: KimiReplay
+    __slots__ = ("id", "member", "replay")
+
+    def __init__(self, id: str | None, member: str | None, replay: KimiReplay) -> None:
+        self.id = id
+        self.member = member  # path inside an export zip
+        self.replay = replay
 
 
 class KimiStore(Store):

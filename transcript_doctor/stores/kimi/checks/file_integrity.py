@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterator
 from typing import Any
 
@@ -10,11 +9,10 @@ import orjson
 
 from ....model import Edit, Finding, Fix
 from ....rules import finding
+from ....rules.shared.predicates import bad_char_at
 from ....text import excerpt
 from ..read.reader import KNOWN_VERSIONS, version_tuple
 from ..read.records import problems
-
-_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def file_findings(store: Any, session: Any, codes: Collection[str]) -> Iterator[Finding]:
@@ -62,12 +60,12 @@ def _text_findings(state: Any, mk: Any) -> Iterator[Finding]:
         src = msg.get("_src") or ()
         line = src[-1] if src and src[0] != "synth" else None
         for part in _listed(msg.get("content")):
-            text = _part_text(part)
-            bad = _BAD_TEXT.search(text) if text else None
-            if bad is not None:
-                yield mk("F507", f"{msg.get('role')} message text holds {_describe(bad.group())}, which a "
+            text = _part_text(part) or ""
+            at = bad_char_at(text)
+            if at >= 0:
+                yield mk("F507", f"{msg.get('role')} message text holds {_describe(text[at])}, which a "
                          "provider's JSON parser rejects", line=line, engine="both",
-                         evidence={"character": f"U+{ord(bad.group()):04X}", "index": bad.start()})
+                         evidence={"character": f"U+{ord(text[at]):04X}", "index": at})
                 break
         for call in _listed(msg.get("toolCalls")):
             args = call.get("arguments") if isinstance(call, dict) else None

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
 from operator import not_
 from typing import Any
 
+from ....value_types import Value
 from ..read.js_stringify import js_stringify
 from .messages import call_arguments
 
@@ -170,12 +170,18 @@ def truncated(m: Msg, text: str) -> Msg:
 # --------------------------------------------------------------------------- selection
 
 
-@dataclass
-class Selection:
-    head: list[Msg] = field(default_factory=list)
-    tail: list[Msg] = field(default_factory=list)
-    elided: bool = False
-    omitted: int = 0
+class Selection(Value):
+    """The messages a compaction keeps: the oldest (`head`), the newest (`tail`), and whether
+    (`elided`) and how many (`omitted`) it left out between them."""
+
+    __slots__ = ("head", "tail", "elided", "omitted")
+
+    def __init__(self, head: list[Msg] | None = None, tail: list[Msg] | None = None, elided: bool = False,
+                 omitted: int = 0) -> None:  # fmt: skip
+        self.head: list[Msg] = [] if head is None else head
+        self.tail: list[Msg] = [] if tail is None else tail
+        self.elided = elided
+        self.omitted = omitted
 
 
 def costs_of(messages: list[Msg]) -> list[int]:

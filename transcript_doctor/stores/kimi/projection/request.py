@@ -12,8 +12,6 @@ History messages are plain dicts in the log's ContextMessage shape; request mess
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from transcript_doctor.model import TdocError
 
 from ..engines.vacuous import is_vacuous_content
@@ -23,13 +21,15 @@ from .v2 import project_v2
 ENGINES = {"v1": project_v1, "v2": project_v2}
 
 
-@dataclass(repr=False, eq=False)
 class Projection:
     """The request an engine's history projects to, with its anomalies and each message's sources."""
 
-    messages: list[dict]  # request messages, in order
-    anomalies: list[dict]  # {kind, toolCallId?, role?, trailing?}, in the order reported
-    sources: list[list[int]]  # per request message: the history indices it was built from
+    __slots__ = ("messages", "anomalies", "sources")
+
+    def __init__(self, messages: list[dict], anomalies: list[dict], sources: list[list[int]]) -> None:
+        self.messages = messages  # request messages, in order
+        self.anomalies = anomalies  # {kind, toolCallId?, role?, trailing?}, in the order reported
+        self.sources = sources  # per request message: the history indices it was built from
 
 
 def project(history: list[dict], engine: str, *, strict: bool = False, prefix: bool = False) -> Projection:

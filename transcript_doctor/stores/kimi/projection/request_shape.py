@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from transcript_doctor.text import js_trim
@@ -29,13 +28,15 @@ UNAVAILABLE = (
 _WIRE_KEYS = ("name", "toolCallId", "partial", "tools")
 
 
-@dataclass(repr=False, eq=False)
 class Item:
     """A request message under construction and the history indices it came from."""
 
-    msg: dict
-    sources: list[int] = field(default_factory=list)
-    mergeable: bool = False  # a user message the projection may merge with a neighbour
+    __slots__ = ("msg", "sources", "mergeable")
+
+    def __init__(self, msg: dict, sources: list[int] | None = None, mergeable: bool = False) -> None:
+        self.msg = msg
+        self.sources: list[int] = [] if sources is None else sources
+        self.mergeable = mergeable  # a user message the projection may merge with a neighbour
 
     @property
     def role(self) -> Any:

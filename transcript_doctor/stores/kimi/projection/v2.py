@@ -8,7 +8,6 @@ drop on top of that, with the passes shared with v1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .request_shape import (
@@ -28,22 +27,26 @@ from .v1 import dedupe, drop_leading_non_user, keep_sendable, merge_assistants
 Anomalies = list[dict]
 
 
-@dataclass(repr=False, eq=False)
 class Exchange:
     """An assistant with tool calls and, per call slot, the result paired to it so far."""
 
-    item: Item
-    owner: int  # history index of the assistant
-    results: list[Item | None] = field(default_factory=list)
+    __slots__ = ("item", "owner", "results")
+
+    def __init__(self, item: Item, owner: int, results: list[Item | None] | None = None) -> None:
+        self.item = item
+        self.owner = owner  # history index of the assistant
+        self.results: list[Item | None] = [] if results is None else results
 
 
-@dataclass(repr=False, eq=False)
 class OpenCall:
     """A tool call of the request still waiting for its result."""
 
-    exchange: Exchange
-    slot: int  # index of the call in the assistant's toolCalls
-    opened_at: int  # the pairing's foreign-message count when the call was opened
+    __slots__ = ("exchange", "slot", "opened_at")
+
+    def __init__(self, exchange: Exchange, slot: int, opened_at: int) -> None:
+        self.exchange = exchange
+        self.slot = slot  # index of the call in the assistant's toolCalls
+        self.opened_at = opened_at  # the pairing's foreign-message count when the call was opened
 
     def answer(self, result: Item) -> None:
         self.exchange.results[self.slot] = result
@@ -52,17 +55,20 @@ class OpenCall:
 Block = Item | Exchange
 
 
-@dataclass(repr=False, eq=False)
 class Pairing:
     """Where v2's pairing of tool calls with their results stands while the request is built."""
 
-    last: int  # history index of the last sent non-tool message
-    sizing: bool  # no real assistant yet: tool messages are plain messages
-    prefix: bool
-    out: Anomalies
-    blocks: list[Block] = field(default_factory=list)
-    open: dict[Any, OpenCall] = field(default_factory=dict)
-    foreign: int = 0  # messages seen so far that answer none of the open calls
+    __slots__ = ("last", "sizing", "prefix", "out", "blocks", "open", "foreign")
+
+    def __init__(self, last: int, sizing: bool, prefix: bool, out: Anomalies, blocks: list[Block] | None = None,
+                 open: dict[Any, OpenCall] | None = None, foreign: int = 0) -> None:  # fmt: skip
+        self.last = last  # history index of the last sent non-tool message
+        self.sizing = sizing  # no real assistant yet: tool messages are plain messages
+        self.prefix = prefix
+        self.out = out
+        self.blocks: list[Block] = [] if blocks is None else blocks
+        self.open: dict[Any, OpenCall] = {} if open is None else open
+        self.foreign = foreign  # messages seen so far that answer none of the open calls
 
     def see_foreign(self) -> None:
         """Every call open now has seen a foreign message (a counter keeps this O(1))."""

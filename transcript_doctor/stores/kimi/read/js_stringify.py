@@ -9,16 +9,26 @@ from typing import Any
 
 import orjson
 
+from ....text import compiled
+
 _encode_str = json.JSONEncoder(ensure_ascii=False).encode
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds surrogates only when unpaired
+# A str holds surrogates only when unpaired; an ASCII one holds none (compiled for the first that is not).
+_LONE_SURROGATE = "[\ud800-\udfff]"
 
 
 def _js_string(text: str) -> str:
     """A JSON string literal as JSON.stringify writes it (lone surrogates escaped, lowercase)."""
     out = _encode_str(text)
-    if _LONE_SURROGATE.search(out) is None:
+    if out.isascii():
         return out
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    lone = compiled(_LONE_SURROGATE)
+    if lone.search(out) is None:
+        return out
+    return lone.sub(_escape, out)
+
+
+def _escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 def js_number(value: float) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
 
 import orjson
@@ -60,7 +61,10 @@ def new_count(lc: LegacyCompaction, removed: set[Any]) -> int:
     return lc.count - sum(1 for uuid in lc.vacuous_below if uuid in removed)
 
 
-_COUNT_KEY = {name: re.compile(rb'(?<!\\)"' + name.encode() + rb'"(\s*:\s*)(-?\d+)') for name in ("compactedCount", "count")}
+@cache
+def _count_key(name: str) -> re.Pattern[bytes]:
+    """`"name": N` in a raw record (compiled when a heal first rewrites a count, not with a scan)."""
+    return re.compile(rb'(?<!\\)"' + name.encode() + rb'"(\s*:\s*)(-?\d+)')
 
 
 def loads(raw: bytes) -> Any:
@@ -86,7 +90,7 @@ def dumps(record: Any) -> bytes:
 
 def rewrite_count(raw: bytes, field: str, value: int) -> bytes:
     """`raw` with its top-level `field` set to `value`, every other byte unchanged when possible."""
-    matches = list(_COUNT_KEY[field].finditer(raw))
+    matches = list(_count_key(field).finditer(raw))
     if len(matches) == 1:
         m = matches[0]
         candidate = raw[: m.start(2)] + str(value).encode() + raw[m.end(2) :]
