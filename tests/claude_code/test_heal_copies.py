@@ -84,3 +84,43 @@ def test_a_heal_whose_result_no_sniffer_names_is_verified_as_the_inputs_format(t
     result = runner.invoke(app, ["heal", str(path), *args])
     assert result.exit_code in (0, 1), result.output
     assert b'"a-empty"' not in (out if mode == "--output" else path).read_bytes()
+
+
+def rewritten_history(extra_copy: bool = True) -> bytes:
+    """A turn with a tool call and its result, then the same call and result written again under
+    their own uuids (history a compaction re-wrote into the file, anthropics/claude-code#66947),
+    then the next turn."""
+    s = Session()
+    s.user("run it")
+    call = s.call("msg_1", "toolu_1")
+    result = s.result("toolu_1", parent=call["uuid"])
+    s.text("msg_2", "Done.")
+    if extra_copy:
+        s.add(dict(call), chain=False)
+        s.add(dict(result), chain=False)
+    s.user("thanks")
+    s.text("msg_3", "You are welcome.")
+    return b"".join(orjson.dumps(r) + b"\n" for r in s.records)
+
+
+def _codes(tmp_path: Path, data: bytes) -> list[str]:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    return [f["code"] for f in json.loads(runner.invoke(app, ["scan", str(path), "--format", "json"]).stdout)["findings"]]
+
+
+def test_history_written_again_under_the_same_uuids_loads_once(tmp_path: Path) -> None:
+    """Claude Code keeps a session's records in a map by uuid: the copies are the same call and
+    result, not a second call with the same id (W105) or a second result (W106)."""
+    assert _codes(tmp_path, rewritten_history()) == []
+
+
+def test_near_miss_a_second_call_with_the_same_id_under_another_uuid_is_still_w105(tmp_path: Path) -> None:
+    s = Session()
+    s.user("run it")
+    s.call("msg_1", "toolu_1")
+    s.call("msg_1", "toolu_1")  # the same tool_use id in another record of the response
+    s.result("toolu_1")
+    s.text("msg_2", "Done.")
+    codes = _codes(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
+    assert "W105" in codes

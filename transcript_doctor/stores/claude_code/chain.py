@@ -59,10 +59,13 @@ def build_chain(all_records: list[Record], *, repaired: bool = False) -> Chain:
     chained = [r for r in all_records if r.uuid is not None and r.type in CHAIN_TYPES and (repaired or r.readable)]
     # A session file replays its main chain; a subagent's file (`agent-*.jsonl`) holds only sidechain records.
     main = [r for r in chained if not r.sidechain]
-    records = main or chained
+    # A uuid written more than once (a retried write; history a compaction wrote again) loads as
+    # one record: Claude Code keeps the records in a map by uuid, so the last copy wins, in the
+    # place of the first (docs/claude-code-sessions.md §2).
+    by_uuid = {r.uuid: r for r in main or chained}
+    records = [by_uuid[u] for u in dict.fromkeys(r.uuid for r in main or chained)]  # type: ignore[index]
     chain = Chain(records)
-    # a uuid written twice: the last copy wins
-    chain.by_uuid = by_uuid = {r.uuid: r for r in records if r.uuid is not None}
+    chain.by_uuid = by_uuid  # type: ignore[assignment]
     chain.parents = parents = effective_parents(records)
     first = records[0] if records else None
     dangling, children = chain.dangling, chain.children

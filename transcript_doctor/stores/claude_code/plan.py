@@ -202,10 +202,10 @@ class Planner:
         plan.removed.update(r.index for r in copies)
 
     def _drop_emptied(self, plan: Plan) -> None:
-        for index, blocks in plan.dropped.items():
+        for index, blocks in list(plan.dropped.items()):
             rec = self.records[index]
             if len(blocks) >= len(rec.blocks) and not rec.protected:
-                plan.removed.add(index)
+                self._remove(rec, plan)  # (its copies too: an earlier copy would come back)
 
     def _parent(self, rec: Record, plan: Plan) -> str | None:
         return plan.relinked.get(rec.index, rec.parent)
