@@ -63,7 +63,7 @@ def build_chain(all_records: list[Record], *, repaired: bool = False) -> Chain:
     # one record: Claude Code keeps the records in a map by uuid, so the last copy wins, in the
     # place of the first (docs/claude-code-sessions.md §2).
     by_uuid = {r.uuid: r for r in main or chained}
-    records = [by_uuid[u] for u in dict.fromkeys(r.uuid for r in main or chained)]  # type: ignore[index]
+    records = [by_uuid[u] for u in dict.fromkeys(r.uuid for r in main or chained)]
     chain = Chain(records)
     chain.by_uuid = by_uuid  # type: ignore[assignment]
     chain.parents = parents = effective_parents(records)
