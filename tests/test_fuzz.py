@@ -47,6 +47,8 @@ REGRESSIONS = [
     ("real/entirecli-7021395bfde9-0.jsonl", 2778, "Claude Code heal: uuid5 of a call id with a lone surrogate"),
     ("peer/ramtinj95-basic-session.jsonl", 11627, "Claude Code scan: an api_error nested deeper than orjson writes"),
     ("opencode/opencode.db", 243, "written heal: a page only the heal's statements reach is malformed"),
+    ("peer/ramtinj95-drift-and-warnings.jsonl", 5997, "written heal: a copy of the removed record came back"),
+    ("peer/ramtinj95-drift-and-warnings.jsonl", 22727, "written heal: removing the leaf resumed another branch"),
 ]
 
 

@@ -124,3 +124,33 @@ def test_near_miss_a_second_call_with_the_same_id_under_another_uuid_is_still_w1
     s.text("msg_2", "Done.")
     codes = _codes(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
     assert "W105" in codes
+
+
+def test_removing_the_leaf_never_hands_the_resume_to_another_branch(tmp_path: Path) -> None:
+    """Two roots: the newest leaf is an empty assistant under the first prompt; an older prompt of
+    another branch sits later in the file. Removing the empty leaf would make that older prompt
+    the newest leaf, and the resume would send another conversation: the heal refuses (found by
+    the fuzz harness, peer/ramtinj95-drift-and-warnings.jsonl seed 22727)."""
+    s = Session()
+    first = s.user("the prompt of this branch")
+    s.parent = None
+    s.user("an older prompt of another branch")
+    empty = s.envelope("assistant", first["uuid"], "a-empty")
+    empty.update(uuid="a-empty", timestamp="2026-02-01T10:00:01.000Z",
+                 message={"role": "assistant", "model": "claude-opus-4-6", "content": None})
+    s.add(empty)
+    code, stdout, out = _heal(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
+    assert code == 2 and not out.exists()
+    assert "another branch" in json.loads(stdout)["results"][0]["details"]["error"]
+
+
+def test_near_miss_removing_the_leaf_of_the_only_branch_heals(tmp_path: Path) -> None:
+    s = Session()
+    first = s.user("the prompt")
+    empty = s.envelope("assistant", first["uuid"], "a-empty")
+    empty.update(uuid="a-empty", timestamp="2026-02-01T10:00:01.000Z",
+                 message={"role": "assistant", "model": "claude-opus-4-6", "content": None})
+    s.add(empty)  # the newest leaf; without it its parent is (the resume stays on this branch)
+    code, stdout, out = _heal(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
+    assert code == 0, stdout
+    assert b'"a-empty"' not in out.read_bytes()

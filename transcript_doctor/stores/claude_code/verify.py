@@ -4,7 +4,10 @@
    records in memory (records removed, blocks dropped, parents re-linked, results added, lines split).
 2. Every record of the original is present exactly once, except those the plan removed (a
    concatenated line's twin is present once), plus the records the plan added.
-3. A re-scan of the healed file finds no safe-fixable finding of the rules that were fixed.
+3. The healed file resumes from the same leaf: the original's, or when the plan removed it its
+   nearest surviving ancestor (or a result the plan added under it). Removing a leaf can
+   otherwise hand the resume to another, older branch that happens to end later in the file.
+4. A re-scan of the healed file finds no safe-fixable finding of the rules that were fixed.
 """
 
 from __future__ import annotations
@@ -54,6 +57,21 @@ def signature(v: View) -> list[tuple[Any, ...]]:
     ]
 
 
+def _other_branch(original: Transcript, plan: Plan, resumed: View) -> str | None:
+    """Why the healed file resumes from another leaf than the original does (a removed leaf hands
+    over to its nearest surviving ancestor, an added result may become the leaf), or None."""
+    if plan.relinked or any(not r.readable for r in original.records):
+        return None  # a repair of the chain (a re-link, a split line) means to change what resumes
+    path = view(original.records, repaired=False).chain.path
+    want = next((r for r in reversed(path) if r.index not in plan.removed), None)
+    got = resumed.chain.leaf
+    if want is None or got is None:
+        return None if want is got else "the resume would start elsewhere"
+    if got.uuid == want.uuid or got.uuid in {a.get("uuid") for a in plan.added}:
+        return None
+    return f"from the record of healed line {got.line}, not from {want.uuid!r}"
+
+
 def _census(records: list[Record]) -> Counter[str]:
     return Counter(r.uuid if r.uuid is not None else f"<{r.type}>" for r in records)
 
@@ -63,8 +81,12 @@ def verify(original: Transcript, plan: Plan, healed: Path, display: str,
     """Raise TdocError naming the first check the healed file fails; return its transcript."""
     after = read_transcript(healed, display)
     expected = expected_records(original, plan)
-    if signature(view(after.records, repaired=False)) != signature(view(expected, repaired=False)):
+    resumed = view(after.records, repaired=False)
+    if signature(resumed) != signature(view(expected, repaired=False)):
         raise TdocError(f"{display}: the healed file would not resume as planned; nothing written")
+    branch = _other_branch(original, plan, resumed)
+    if branch is not None:
+        raise TdocError(f"{display}: the healed file would resume another branch ({branch}); nothing written")
     if _census(after.records) != _census(expected):
         raise TdocError(f"{display}: the healed file does not hold every record exactly once; nothing written")
     left = [f for f in rescan(after) if f.code in fixed_codes and f.fix and f.fix.applicability == "safe"]
