@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
@@ -88,16 +89,20 @@ def test_near_miss_a_reused_uuid_that_stays_vacuous_is_removed(tmp_path: Path, s
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seeded(), EDITS)
-def test_a_heal_of_a_hostile_journal_never_deletes_content_and_is_final(sequence: list[tuple], edits: list) -> None:
+@given(seeded(), EDITS, st.sampled_from(["", "agents/main"]))
+def test_a_heal_of_a_hostile_journal_never_deletes_content_and_is_final(sequence: list[tuple], edits: list,
+                                                                         layout: str) -> None:
     """Generated journals with the heal's traps, lines duplicated and moved, hostile records
     mixed in: the heal never refuses its own plan, never deletes or rewrites a record with
     content, and when it kept no step, what it wrote has nothing left to heal. (A kept step can
     become removable once the others are gone: the heal said so, exit 1, and a second heal may
-    take it.)"""
+    take it.) `layout`: an agent's journal, whose v2 reads only its own agent's records (the
+    hostile records include other agents')."""
     data = mutate(build(sequence).bytes(), edits)
     with tempfile.TemporaryDirectory() as tmp:
-        path, out = Path(tmp) / "wire.jsonl", Path(tmp) / "healed.jsonl"
+        folder = Path(tmp) / layout
+        folder.mkdir(parents=True, exist_ok=True)
+        path, out = folder / "wire.jsonl", folder / "healed.jsonl"
         path.write_bytes(data)
         results, _ = heal_paths([str(path)], ScanConfig(), HealOptions(mode="output", output=out))
         first = results[0]
