@@ -154,3 +154,19 @@ def test_near_miss_removing_the_leaf_of_the_only_branch_heals(tmp_path: Path) ->
     code, stdout, out = _heal(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
     assert code == 0, stdout
     assert b'"a-empty"' not in out.read_bytes()
+
+
+def test_an_answer_to_a_call_written_twice_is_added_once(tmp_path: Path) -> None:
+    """An orphan call whose record is written twice: `--unsafe-fixes` adds one interrupted result,
+    after the copy the resume reads (the verification counted one after each copy and refused)."""
+    s = Session()
+    s.user("run it")
+    call = s.call("msg_1", "toolu_1")
+    s.add(dict(call))
+    s.user("and then?", parent=call["uuid"])
+    s.text("msg_2", "Done.")
+    path, out = tmp_path / "session.jsonl", tmp_path / "healed.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in s.records))
+    result = runner.invoke(app, ["heal", str(path), "--output", str(out), "--unsafe-fixes"])
+    assert result.exit_code in (0, 1), result.output
+    assert out.read_bytes().count(b'"tool_use_id":"toolu_1"') == 1

@@ -33,6 +33,7 @@ def expected_records(t: Transcript, plan: Plan) -> list[Record]:
     inserted: dict[str, list[dict[str, Any]]] = {}
     for added in plan.added:
         inserted.setdefault(added["parentUuid"], []).append(added)
+    last = {r.uuid: r.index for r in t.records}  # (a result goes after the copy the resume reads: the last)
     out: list[Record] = []
     for rec in t.records:
         if rec.index in plan.removed or rec.index in plan.twins:
@@ -43,8 +44,9 @@ def expected_records(t: Transcript, plan: Plan) -> list[Record]:
         if rec.index in plan.dropped:
             new.blocks = [b for k, b in enumerate(rec.blocks) if k not in plan.dropped[rec.index]]
         out.append(new)
-        for added in inserted.get(rec.uuid or "", ()):
-            out.append(parse_record(added, len(out), rec.line))
+        if last.get(rec.uuid) == rec.index:
+            for added in inserted.get(rec.uuid or "", ()):
+                out.append(parse_record(added, len(out), rec.line))
     return out
 
 
