@@ -154,3 +154,22 @@ def test_a_misaligned_count_over_a_step_that_cannot_go_offers_no_fix(tmp_path: P
     code, doc, healed = _heal(tmp_path, data)
     assert code in (0, 1) and "error" not in doc.get("details", {}), doc
     assert b"real" in (healed or data)
+
+
+@pytest.mark.parametrize(("aligns", "dropped", "named"), [(False, ["s1"], True), (True, ["s1"], False),
+                                                          (False, ["other"], False)],
+                         ids=["no-edit-aligns", "near-miss-the-fix-aligns", "near-miss-another-step"])
+def test_a_demoted_step_below_a_count_no_edit_aligns_names_that_compaction(aligns: bool, dropped: list,
+                                                                          named: bool) -> None:
+    """The kept reason of a step the verification had to keep: when the step lies below a legacy cut
+    whose count no edit re-aligns for v2 (its C201 says why), the reason names that compaction (on
+    the 100 MB bench journal: step-5174-1 below line 107506)."""
+    from types import SimpleNamespace
+
+    from transcript_doctor.stores.kimi.heal.plan import DEMOTED_REASON, demoted_reason, is_demoted_reason
+
+    state = SimpleNamespace(legacy=[SimpleNamespace(line=13, dropped_below=dropped, fix_aligns=aligns)])
+    reason = demoted_reason(state, "s1")  # type: ignore[arg-type]
+    assert is_demoted_reason(reason)
+    assert ("legacy compaction at line 13" in reason) == named
+    assert (reason == DEMOTED_REASON) == (not named)

@@ -37,7 +37,8 @@ from ..replay.step_edits import count_edit, dumps, loads, new_count, read_line, 
 REMOVE, TOMB, KEEP = "remove", "tomb", "keep"
 SETTLE_REASON = ("its v2 step.begin settles the failed step {other!r}, which stays: without it that step "
                  "would stay partial and v2 would stop sending it (a failed-step settle, docs/kimi-code.md §Heal); kept")
-DEMOTED_REASON = "removing or replacing it would change what an engine sends (docs/kimi-code.md §Heal); kept"
+_DEMOTED_HEAD = "removing or replacing it would change what an engine sends"
+DEMOTED_REASON = f"{_DEMOTED_HEAD} (docs/kimi-code.md §Heal); kept"
 
 
 @dataclass
@@ -195,11 +196,26 @@ def promote_stale_settles(plan: KimiPlan) -> bool:
     return bool(stale)
 
 
-def demote(plan: KimiPlan, uuid: Any) -> None:
-    """One step down: removed -> tombstone -> kept."""
+def demote(plan: KimiPlan, uuid: Any, state: KimiReplay | None = None) -> None:
+    """One step down: removed -> tombstone -> kept (with the reason `state` shows, when it does)."""
     plan.demotions.append(uuid)
     if plan.status.get(uuid) == REMOVE:
         plan.status[uuid] = TOMB
     else:
         plan.status[uuid] = KEEP
-        plan.reasons[uuid] = DEMOTED_REASON
+        plan.reasons[uuid] = demoted_reason(state, uuid)
+
+
+def demoted_reason(state: KimiReplay | None, uuid: Any) -> str:
+    """Why a step the verification demoted to kept stays: below a legacy cut whose count no edit
+    re-aligns for v2 (C201 says so), removing it moves one engine's slice or the other's."""
+    for lc in state.legacy if state is not None else ():
+        if uuid in lc.dropped_below and not lc.fix_aligns:
+            return (f"{_DEMOTED_HEAD}: it lies below the cut of the legacy compaction at line {lc.line}, whose "
+                    "count no edit re-aligns for v2 (its C201 says why; docs/kimi-code.md §Heal); kept")
+    return DEMOTED_REASON
+
+
+def is_demoted_reason(reason: str | None) -> bool:
+    """A reason `demote` gave."""
+    return reason is not None and reason.startswith(_DEMOTED_HEAD)

@@ -53,7 +53,7 @@ def verify_plan(state: KimiReplay, plan: KimiPlan) -> None:
         lo = plan.candidates.index(culprit)
         if culprit in plan.effective(state)[1]:  # a tombstone (planned, or against a branch flip)
             plan.status[culprit] = TOMB
-        demote(plan, culprit)
+        demote(plan, culprit, state)
     # Size and mtime again: a record appended while the verification read the journal would
     # otherwise be written along. (A failed verification above compared the full hash; the
     # write compares the bytes it writes with the verified hash, and --in-place the fingerprint
