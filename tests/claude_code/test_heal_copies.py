@@ -170,3 +170,26 @@ def test_an_answer_to_a_call_written_twice_is_added_once(tmp_path: Path) -> None
     result = runner.invoke(app, ["heal", str(path), "--output", str(out), "--unsafe-fixes"])
     assert result.exit_code in (0, 1), result.output
     assert out.read_bytes().count(b'"tool_use_id":"toolu_1"') == 1
+
+
+def test_near_miss_a_record_below_the_surviving_ancestor_may_become_the_leaf(tmp_path: Path) -> None:
+    """A progress record under the prompt, then the empty assistant, the newest leaf. Once the
+    empty leaf goes, the progress record is the newest leaf: the resume stays on the branch (its
+    chain passes the prompt), so the heal goes ahead."""
+    s = Session()
+    first = s.user("the prompt")
+    progress = s.envelope("progress", first["uuid"], "p-1")
+    progress.update(uuid="p-1", timestamp="2026-02-01T10:00:01.000Z", data={"type": "hook_progress"})
+    s.add(progress, chain=False)
+    empty = s.envelope("assistant", first["uuid"], "a-empty")
+    empty.update(uuid="a-empty", timestamp="2026-02-01T10:00:02.000Z",
+                 message={"role": "assistant", "model": "claude-opus-4-6", "content": None})
+    s.add(empty)
+    data = b"".join(orjson.dumps(r) + b"\n" for r in s.records)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    found = json.loads(runner.invoke(app, ["scan", str(path), "--format", "json"]).stdout)["findings"]
+    assert [f["code"] for f in found] == ["W101"]
+    code, stdout, out = _heal(tmp_path, data)
+    assert code == 0, stdout
+    assert b'"a-empty"' not in out.read_bytes() and b'"p-1"' in out.read_bytes()

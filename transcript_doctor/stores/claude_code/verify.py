@@ -4,9 +4,9 @@
    records in memory (records removed, blocks dropped, parents re-linked, results added, lines split).
 2. Every record of the original is present exactly once, except those the plan removed (a
    concatenated line's twin is present once), plus the records the plan added.
-3. The healed file resumes from the same leaf: the original's, or when the plan removed it its
-   nearest surviving ancestor (or a result the plan added under it). Removing a leaf can
-   otherwise hand the resume to another, older branch that happens to end later in the file.
+3. The healed file resumes on the same branch: its chain passes the original's leaf, or when the
+   plan removed it, its nearest surviving ancestor. Removing a leaf can otherwise hand the
+   resume to another, older branch that happens to end later in the file.
 4. A re-scan of the healed file finds no safe-fixable finding of the rules that were fixed.
 """
 
@@ -60,8 +60,9 @@ def signature(v: View) -> list[tuple[Any, ...]]:
 
 
 def _other_branch(original: Transcript, plan: Plan, resumed: View) -> str | None:
-    """Why the healed file resumes from another leaf than the original does (a removed leaf hands
-    over to its nearest surviving ancestor, an added result may become the leaf), or None."""
+    """Why the healed file resumes on another branch than the original does, or None: its chain
+    must pass the original's leaf, or when the plan removed that, its nearest surviving ancestor
+    (a record below it, or a result the plan added, may be the newest leaf now)."""
     if plan.relinked or any(not r.readable for r in original.records):
         return None  # a repair of the chain (a re-link, a split line) means to change what resumes
     path = view(original.records, repaired=False).chain.path
@@ -69,9 +70,9 @@ def _other_branch(original: Transcript, plan: Plan, resumed: View) -> str | None
     got = resumed.chain.leaf
     if want is None or got is None:
         return None if want is got else "the resume would start elsewhere"
-    if got.uuid == want.uuid or got.uuid in {a.get("uuid") for a in plan.added}:
-        return None
-    return f"from the record of healed line {got.line}, not from {want.uuid!r}"
+    if got.uuid in {a.get("uuid") for a in plan.added} or any(r.uuid == want.uuid for r in resumed.chain.path):
+        return None  # (a record hanging below it, a progress record say, may be the newest leaf now)
+    return f"from the record of healed line {got.line}, whose chain does not pass {want.uuid!r}"
 
 
 def _census(records: list[Record]) -> Counter[str]:
