@@ -89,7 +89,7 @@ def _verified_sha256(store: ClaudeCodeStore, plan: Plan, lines: LinePlan, findin
     tmp, digest = _write_temp(store.path, lines)
     try:
         try:
-            verify(store.transcript, plan, tmp, store.display, rescan, {f.code for f in findings})
+            verify(store.transcript, store.resume.cli, plan, tmp, store.display, rescan, {f.code for f in findings})
         except TdocError:
             _refuse_if_changed(store, expected)  # a writer appended while tdoc worked: that, not the plan
             raise

@@ -192,7 +192,7 @@ class Planner:
         last record, so removing only that one would bring the other back. A copy that differs
         is another record: then nothing is removed (the fix is refused)."""
         copies = [r for r in self.same_uuid.get(rec.uuid or "", ()) if r.index != rec.index]
-        mine = self.source.piece(rec, self.pieces(rec.line))
+        mine = self.source.piece(rec, self.pieces(rec.line)) if copies else ""  # (read back only for copies)
         for other in copies:
             if other.protected or self.source.piece(other, self.pieces(other.line)) != mine:
                 plan.refused.append(f"line {rec.line}: its uuid is also written on line {other.line}, with "

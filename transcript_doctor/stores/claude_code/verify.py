@@ -59,14 +59,13 @@ def signature(v: View) -> list[tuple[Any, ...]]:
     ]
 
 
-def _other_branch(original: Transcript, plan: Plan, resumed: View) -> str | None:
+def _other_branch(original: Transcript, before: View, plan: Plan, resumed: View) -> str | None:
     """Why the healed file resumes on another branch than the original does, or None: its chain
     must pass the original's leaf, or when the plan removed that, its nearest surviving ancestor
     (a record below it, or a result the plan added, may be the newest leaf now)."""
-    if plan.relinked or any(not r.readable for r in original.records):
+    if plan.relinked or original.concatenated:
         return None  # a repair of the chain (a re-link, a split line) means to change what resumes
-    path = view(original.records, repaired=False).chain.path
-    want = next((r for r in reversed(path) if r.index not in plan.removed), None)
+    want = next((r for r in reversed(before.chain.path) if r.index not in plan.removed), None)
     got = resumed.chain.leaf
     if want is None or got is None:
         return None if want is got else "the resume would start elsewhere"
@@ -79,15 +78,16 @@ def _census(records: list[Record]) -> Counter[str]:
     return Counter(r.uuid if r.uuid is not None else f"<{r.type}>" for r in records)
 
 
-def verify(original: Transcript, plan: Plan, healed: Path, display: str,
+def verify(original: Transcript, before: View, plan: Plan, healed: Path, display: str,
            rescan: Callable[[Transcript], list[Finding]], fixed_codes: set[str]) -> Transcript:  # fmt: skip
-    """Raise TdocError naming the first check the healed file fails; return its transcript."""
+    """Raise TdocError naming the first check the healed file fails (`before`: the original's
+    resume); return its transcript."""
     after = read_transcript(healed, display)
     expected = expected_records(original, plan)
     resumed = view(after.records, repaired=False)
     if signature(resumed) != signature(view(expected, repaired=False)):
         raise TdocError(f"{display}: the healed file would not resume as planned; nothing written")
-    branch = _other_branch(original, plan, resumed)
+    branch = _other_branch(original, before, plan, resumed)
     if branch is not None:
         raise TdocError(f"{display}: the healed file would resume another branch ({branch}); nothing written")
     if _census(after.records) != _census(expected):

@@ -112,8 +112,7 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
         aligned = lc.fix_aligns and set(lc.dropped_below) <= removable  # the fix lowers the count by D
         fix = None
         if aligned:  # a fix that lowers the count and leaves v2 misaligned would promise too much
-            # (none of the steps below the cut can go when the value stays: no fix to offer then)
-            edits = _count_edits(state, lc, value) if value != lc.count else []
+            edits = _count_edits(state, lc, value)  # (all D dropped steps go: the value is lower)
             for uuid in lc.vacuous_below:
                 if uuid in removable:
                     edits.extend(step_delete_edits(state.steps.steps[uuid]))
