@@ -18,6 +18,7 @@ from ..base import HealOptions, Options, Store, StoreKind
 from ..collector import paused_per_item
 from ..options import SqliteOptions
 from .checks import session_pass
+from .export import parse_export
 from .reader import (
     MESSAGE_TABLE,
     PART_TABLE,
@@ -25,7 +26,6 @@ from .reader import (
     OcSession,
     SessionRow,
     open_db,
-    parse_export,
 )
 from .runs import SessionView, analyse
 from .sniff import sniff_db, sniff_export
