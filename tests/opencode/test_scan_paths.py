@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -163,3 +164,14 @@ def test_the_inline_message_equals_the_dataclass_message() -> None:
     loc = Loc(row="m", table="message")
     for info in ({"role": "assistant"}, {"role": 7}, {}):
         assert _message("m", "s", info, loc) == OcMessage("m", "s", info, [], loc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions())
+def test_a_projection_without_the_wire_shape_is_the_same_otherwise(session: OcSession) -> None:
+    full, lean = project(session.messages), project(session.messages, wire=False)
+    assert lean.messages == full.messages
+    assert (lean.anomalies, lean.start, lean.sent) == (full.anomalies, full.start, len(full.wire))
+    assert (lean.first_position, lean.part_position) == (full.first_position, full.part_position)
+    with pytest.raises(RuntimeError):
+        lean.wire  # noqa: B018  (a replay of a lean projection would be a bug: it says so)

@@ -40,21 +40,29 @@ _SIGNATURE_KEYS = ("signature", "redactedData", "redacted_data", "reasoningEncry
 class Projection:
     """The request OpenCode would send for one session, in two shapes built in one walk.
 
-    `wire`: the request, position == index. `messages`: the shared model the conversation rules
-    read, each message and part already located at the OpenCode message and part behind it.
-    `first_position` / `part_position` (OpenCode message / part id -> its first position) are
-    derived from `messages` when first asked for: only a finding needs them.
+    `wire`: the request, position == index (built only when asked for: a scan reads `messages`
+    alone). `messages`: the shared model the conversation rules read, each message and part
+    already located at the OpenCode message and part behind it. `first_position` /
+    `part_position` (OpenCode message / part id -> its first position) are derived from
+    `messages` when first asked for: only a finding needs them.
     """
 
-    __slots__ = ("wire", "messages", "anomalies", "start", "_first", "_parts")
+    __slots__ = ("_wire", "sent", "messages", "anomalies", "start", "_first", "_parts")
 
-    def __init__(self) -> None:
-        self.wire: list[dict[str, Any]] = []
+    def __init__(self, wire: bool = True) -> None:
+        self._wire: list[dict[str, Any]] | None = [] if wire else None
+        self.sent = 0  # request messages so far (the next one's position)
         self.messages: list[Message] = []
         self.anomalies: list[dict[str, Any]] = []
         self.start = 0  # index (in the session's messages) where the sent history starts
         self._first: dict[str, int] | None = None
         self._parts: dict[str, int] | None = None
+
+    @property
+    def wire(self) -> list[dict[str, Any]]:
+        if self._wire is None:
+            raise RuntimeError("this projection was built without the request: project(..., wire=True)")
+        return self._wire
 
     @property
     def first_position(self) -> dict[str, int]:
@@ -120,8 +128,9 @@ def _skips_errored(msg: OcMessage) -> bool:
     return not (aborted and any(p.type not in ("step-start", "reasoning") for p in msg.parts))
 
 
-def project(messages: list[OcMessage]) -> Projection:
-    out = Projection()
+def project(messages: list[OcMessage], wire: bool = True) -> Projection:
+    """The request for `messages`; `wire=False` leaves out its wire shape (`Projection.wire`)."""
+    out = Projection(wire)
     out.start = history_start(messages)
     if out.start:
         out.anomalies.append({"kind": "compacted_history", "messages_before": out.start,
@@ -147,15 +156,17 @@ def _error_name(msg: OcMessage) -> Any:
     return error.get("name") if isinstance(error, dict) else str(error)
 
 
-def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]], part_ids: list[str],
+def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]] | None, part_ids: list[str],
           part_of: list[str], parts: list[Part], calls: list[ToolCall] | None = None) -> int:
     """Append one request message (wire shape) and its shared-model twin; returns its position.
 
     `part_ids`: the OpenCode parts behind it; `part_of`: the part id of each shared-model part.
     """
-    position = len(out.wire)
+    position = out.sent
+    out.sent = position + 1
     mid = msg.id
-    out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
+    if content is not None:
+        out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
     out.messages.append(Message(role, parts, calls, None, False, msg.loc, position,
                                 {"message_id": mid, "part_ids": part_ids, "part_of": part_of},
                                 {"message_id": mid}))
@@ -169,7 +180,7 @@ def _located(kind: str, text: str, p: OcPart, signed: bool = False) -> Part:
 
 def _user(out: Projection, msg: OcMessage) -> None:
     parts: list[Part] = []
-    wire: list[dict[str, Any]] = []
+    wire: list[dict[str, Any]] | None = [] if out._wire is not None else None
     ids: list[str] = []
     for p in msg.parts:
         d = p.data
@@ -179,17 +190,20 @@ def _user(out: Projection, msg: OcMessage) -> None:
             if not isinstance(text, str):
                 text = ""
             parts.append(_located("text", text, p))
-            wire.append({"type": "text", "text": text})
+            if wire is not None:
+                wire.append({"type": "text", "text": text})
         elif kind == "text":
             out.anomalies.append({"kind": "ignored_part_dropped", "message": msg.id, "part": p.id})
             continue
         elif kind == "file" and d.get("mime") not in ("text/plain", "application/x-directory"):
             parts.append(_located("media", "", p))
-            wire.append({"type": "file", "mediaType": d.get("mime"), "filename": d.get("filename")})
+            if wire is not None:
+                wire.append({"type": "file", "mediaType": d.get("mime"), "filename": d.get("filename")})
         elif kind == "compaction" or kind == "subtask":
             text = COMPACTION_PROMPT if kind == "compaction" else SUBTASK_PROMPT
             parts.append(_located("text", text, p))
-            wire.append({"type": "text", "text": text})
+            if wire is not None:
+                wire.append({"type": "text", "text": text})
         else:
             continue
         ids.append(p.id)
@@ -255,7 +269,7 @@ def _assistant(out: Projection, msg: OcMessage, same_model: bool) -> None:
 def _step(out: Projection, msg: OcMessage, step: list[tuple[OcPart, Any]], same_model: bool) -> None:
     parts: list[Part] = []
     calls: list[ToolCall] = []
-    wire: list[dict[str, Any]] = []
+    wire: list[dict[str, Any]] | None = [] if out._wire is not None else None
     results: list[tuple[OcPart, ToolCall, tuple[str, bool, bool]]] = []
     part_of: list[str] = []
     for p, result in step:
@@ -267,20 +281,24 @@ def _step(out: Projection, msg: OcMessage, step: list[tuple[OcPart, Any]], same_
             part_of.append(p.id)
             if p.type == "text":
                 parts.append(Part("text", text, False, p.loc, {"part_id": p.id}))
-                wire.append({"type": "text", "text": text})
+                if wire is not None:
+                    wire.append({"type": "text", "text": text})
             else:
                 signed = same_model and is_signed(d)
                 parts.append(Part("reasoning", text, signed, p.loc, {"part_id": p.id}))
-                wire.append({"type": "reasoning", "text": text, "signed": signed})
+                if wire is not None:
+                    wire.append({"type": "reasoning", "text": text, "signed": signed})
             continue
         state = d["state"]  # a tool part with a result has a state object
         call = ToolCall(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
-        wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
+        if wire is not None:
+            wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
         if _provider_executed(d):  # the provider ran it: its result travels inline
             part_of.append(p.id)
             parts.append(_located("other", result[0], p))
-            wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
-                         "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
+            if wire is not None:
+                wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
+                             "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
             continue
         calls.append(call)
         results.append((p, call, result))
@@ -298,13 +316,15 @@ def _tool_results(out: Projection, msg: OcMessage, position: int,
                   results: list[tuple[OcPart, ToolCall, tuple[str, bool, bool]]]) -> None:
     """One request message with every result of the step; one shared-model message per result
     (the conversation rules pair calls and results one by one), all at the same position."""
-    content = [
-        {"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
-         "output": {"type": "error-text" if err else "text", "value": text}}
-        for _, call, (text, err, _) in results
-    ]
     mid = msg.id
-    out.wire.append({"role": "tool", "content": content, "origin": {"message": mid, "parts": [p.id for p, _, _ in results]}})
+    out.sent += 1
+    if out._wire is not None:
+        content = [
+            {"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
+             "output": {"type": "error-text" if err else "text", "value": text}}
+            for _, call, (text, err, _) in results
+        ]
+        out._wire.append({"role": "tool", "content": content, "origin": {"message": mid, "parts": [p.id for p, _, _ in results]}})
     loc = msg.loc
     for p, call, (text, err, placeholder) in results:
         ids = [p.id]

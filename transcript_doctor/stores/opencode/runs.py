@@ -120,5 +120,6 @@ class SessionView:
         }
 
 
-def analyse(session: OcSession) -> SessionView:
-    return SessionView(session, project(session.messages), build_runs(session.messages))
+def analyse(session: OcSession, wire: bool = True) -> SessionView:
+    """The session's projection and runs; `wire=False`: without the request's wire shape (scans)."""
+    return SessionView(session, project(session.messages, wire), build_runs(session.messages))
