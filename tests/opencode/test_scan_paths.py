@@ -29,7 +29,7 @@ from tests.test_opencode_support import fixture_schema
 from transcript_doctor.model import Loc
 from transcript_doctor.stores.opencode import checks, completion
 from transcript_doctor.stores.opencode.projection import project
-from transcript_doctor.stores.opencode.reader import DbReader, OcMessage, OcSession, _decode_row, _message, open_db
+from transcript_doctor.stores.opencode.reader import DbReader, OcMessage, OcPart, OcSession, _decode_row, _message, open_db
 from transcript_doctor.stores.opencode.runs import Evidence, analyse, build_runs
 
 STORE = SimpleNamespace(display="x.db", format="opencode-db")
@@ -60,7 +60,7 @@ def test_repeated_ids_are_noticed() -> None:
     first = OcMessage("m", "s", {"role": "user"}, loc=Loc(row="m", table="message"))
     second = OcMessage("m", "s", {"role": "user"}, loc=Loc(row="m2", table="message"))
     for msg in (first, second):
-        msg.parts.append(checks.OcPart("p", "m", {"type": "text", "text": "hi"}, Loc(row=msg.loc.row, table="part")))
+        msg.parts.append(OcPart("p", "m", {"type": "text", "text": "hi"}, Loc(row=msg.loc.row, table="part")))
     session = OcSession("s", messages=[first, second])
     view = analyse(session)
     assert view.projection.messages[0].loc is first.loc
