@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from transcript_doctor.stores.kimi.engines.engine_v2 import compaction_shape_v2
 from transcript_doctor.stores.kimi.replay.driver import KimiReplay, replay_stream
 from transcript_doctor.stores.kimi.replay.legacy import _identity, _made_by_others, _unmatched, _v1_keeps
+from transcript_doctor.stores.kimi.replay.step_edits import removable_steps
 
 from .builders import Journal, seed_case, text, think
 from .strategies import build
@@ -134,6 +135,26 @@ CASES = {
                 "history[3:], loses 1 real message(s): assistant (line 7); lowering the count would not by itself "
                 "align v2 with v1: some of the dropped steps cannot be removed (a reused step uuid's other "
                 "records hold content)"),
+    # v2 keeps the failed step s3 (6-7) partial below the cut, where v1's undo took it: the count
+    # lowered by s6 alone would align v2, but the heal removes s3 too (C203), moving v2's slice.
+    "v2-holds-a-removed-step": Case(
+        build([("user",), ("user",), ("legacy", 1), ("step", (), (), "error"), ("swarm",), ("undo", 2),
+               ("step", ("empty-think",), (), "end_turn"), ("user",), ("legacy", 1)]),
+        line=16, lost=[("user", 15)], v2_count=3,
+        message="legacy compaction compactedCount=4 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
+                "history[4:], loses 1 real message(s): user (line 15); lowering the count would not by itself align "
+                "v2 with v1: the heal also removes 1 vacuous step(s) v2 still holds below the cut ('s3'), which "
+                "moves v2's slice as well"),
+    # An undo between two fixes: the first gives v2 "prompt 2" (7) back after its summary, the undo
+    # (9) takes it from v2 alone, so the second count, lowered, would not align v2 (v2 needs 1).
+    "undo-after-a-fix": Case(
+        build([("undo", 2), ("step", ("empty-think",), (), "end_turn"), ("user",), ("legacy", 1), ("undo", 1),
+               ("step", ("empty-think",), (), "end_turn"), ("user",), ("legacy", 1)]),
+        line=14, lost=[("user", 13)], v2_count=1, w101=2,
+        message="legacy compaction compactedCount=3 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
+                "history[3:], loses 1 real message(s): user (line 13); lowering the count would not by itself align "
+                "v2 with v1: below the cut v2 holds 1 message(s) fewer than v1 does without the dropped steps (v2 "
+                "would keep exactly v1's messages at compactedCount=1)"),
     # (d) near misses. The head two longer and two dropped steps cancel out: both keep [a2].
     "heads-differ-cancel-out": Case(
         vacuous_steps(kept_users_prefix(), "s1", "s2").user("a1").user("a2").legacy_compaction(7), w101=2),
@@ -220,12 +241,21 @@ VACUOUS_OP = ("step", ("empty-think",), (), "end_turn")
           ("legacy", 1)])
 # A cascade that does line up: the second compaction's fix aligns with the first one's.
 @example([("user",), VACUOUS_OP, ("user",), ("user",), ("legacy", 1), VACUOUS_OP, ("user",), ("legacy", 1)])
+# Found by a CI run (2026-12-02): v2 still holds the failed step s3 below the cut (v1's undo took
+# it), and the heal removes it as well, which moves v2's slice: C201 must not call its fix aligned.
+@example([("user",), ("user",), ("legacy", 1), ("step", (), (), "error"), ("swarm",), ("undo", 2), VACUOUS_OP,
+          ("user",), ("legacy", 1)])
+# Found by a CI run (2026-12-02): the first fix gives v2 "prompt 2" back after its summary, where
+# the undo that follows takes it again (v1 keeps it before the summary, out of the undo's reach):
+# the second compaction must not count on it.
+@example([("undo", 2), VACUOUS_OP, ("user",), ("legacy", 1), ("undo", 1), VACUOUS_OP, ("user",), ("legacy", 1)])
 def test_an_aligned_c201_is_aligned_once_healed(sequence: list[tuple]) -> None:
     """Where C201 says lowering the count aligns v2 (cascades included), the healed journal's
     engines keep the same messages at that record, when the heal removed every dropped step."""
     data = build(sequence).bytes()
     before = _replay(data)
-    aligned = [i for i, lc in enumerate(before.legacy) if lc.fix_aligns]
+    removable = set(removable_steps(before))  # C201's own test (checks/history.py)
+    aligned = [i for i, lc in enumerate(before.legacy) if lc.fix_aligns and not set(lc.v2_held_below) & removable]
     if not aligned or before.crash:
         return
     healed, state, removed = heal_once(data)

@@ -109,7 +109,9 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
             continue
         d = len(lc.dropped_below)
         value = new_count(lc, removable)
-        aligned = lc.fix_aligns and set(lc.dropped_below) <= removable  # the fix lowers the count by D
+        # the fix lowers the count by D, and no other step the heal removes moves v2's slice
+        shifting = [u for u in lc.v2_held_below if u in removable]
+        aligned = lc.fix_aligns and set(lc.dropped_below) <= removable and not shifting
         fix = None
         if aligned:  # a fix that lowers the count and leaves v2 misaligned would promise too much
             edits = _count_edits(state, lc, value)  # (all D dropped steps go: the value is lower)
@@ -118,7 +120,7 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
                     edits.extend(step_delete_edits(state.steps.steps[uuid]))
             fix = Fix("safe", f"lower {lc.field} from {lc.count} to {value} and remove the {len(lc.vacuous_below)} "
                       "vacuous steps below the cut", tuple(edits)) if edits else None
-        yield mk("C201", _c201_message(lc, d, aligned), line=lc.line, engine="v2", fix=fix,
+        yield mk("C201", _c201_message(lc, d, aligned, shifting), line=lc.line, engine="v2", fix=fix,
                  evidence={"D": d, "field": lc.field, "count": lc.count, "new_count": value,
                            "dropped_steps": lc.dropped_below, "lost": lc.lost, "v1_branch": lc.v1_branch,
                            "step_lines": _step_ranges(state, lc.dropped_below), "extra": lc.extra,
@@ -126,18 +128,22 @@ def compaction_findings(mk: Any, state: Any) -> Iterator[Finding]:
                  subject=f"legacy-compaction:{ordinal}")
 
 
-def _c201_message(lc: Any, d: int, aligned: bool) -> str:
+def _c201_message(lc: Any, d: int, aligned: bool, shifting: list[Any]) -> str:
     head = f"legacy compaction {lc.field}={lc.count} counts {d} vacuous step(s) that v2 drops"
     lost = f"loses {len(lc.lost)} real message(s): {_listed(lc.lost)}" if lc.lost else "loses no real message"
     if aligned:  # the dropped steps explain the difference (v2 then keeps nothing extra)
         return f"{head}; v2 replay keeps history[{lc.count}:] and {lost}"
     sends = f" and sends {len(lc.extra)} message(s) v1 does not: {_listed(lc.extra)}" if lc.extra else ""
     kept = "keeps its whole history" if not lc.v2_applies else f"keeps history[{lc.count}:]"
-    return f"{head}; v2 replay {kept}, {lost}{sends}; lowering the count would not by itself align v2 with v1: {_why_not(lc, d)}"
+    return f"{head}; v2 replay {kept}, {lost}{sends}; lowering the count would not by itself align v2 with v1: {_why_not(lc, d, shifting)}"
 
 
-def _why_not(lc: Any, d: int) -> str:
+def _why_not(lc: Any, d: int, shifting: list[Any]) -> str:
     """Why no count lowered by the dropped steps makes v2 keep what v1 keeps (see legacy.py)."""
+    if lc.fix_aligns and shifting:
+        steps = ", ".join(repr(u) for u in shifting[:5]) + (f" and {len(shifting) - 5} more" if len(shifting) > 5 else "")
+        return (f"the heal also removes {len(shifting)} vacuous step(s) v2 still holds below the cut ({steps}), "
+                "which moves v2's slice as well")
     if lc.fix_aligns:
         return "some of the dropped steps cannot be removed (a reused step uuid's other records hold content)"
     if not lc.v2_applies:

@@ -242,6 +242,8 @@ def _tail_and_rest(messages: list[Msg], costs: list[int], budget: int) -> tuple[
     whole, left = _newest_within(costs, budget)
     n = len(messages)
     b = n - whole - 1  # the boundary (total > budget: there is one unless a total fit exactly)
+    if b < 0:  # all of them fit (a head budget below zero leaves the tail more than the whole budget)
+        return list(messages), []
     if left <= 0:
         return messages[b + 1:], messages[: b + 1]
     text = _text_of(messages[b])

@@ -153,6 +153,9 @@ def _stream(state: KimiReplay, items: Iterator[Record | LineProblem], hot: HotPa
                 hot.reopen()
 
 
+UNDOING = ("context.undo", "context.clear")
+
+
 def _feed(state: KimiReplay, rec: Record) -> None:
     if state.first_line is None:
         state.first_line = rec.line
@@ -175,6 +178,10 @@ def _feed(state: KimiReplay, rec: Record) -> None:
             note_legacy(state, data, rec)
         except (TypeError, ValueError):
             pass
+    elif state.restorable and rtype in UNDOING:
+        # v1 keeps what a fix gives back to v2 before its summary, v2 after it, so an undo can take
+        # it from v2 alone: what earlier fixes give back is no longer followed (legacy.py)
+        state.restorable.clear()
     # One tagged copy of an appended message serves all four folds: none of them mutates it.
     msg = appended(data.get("message"), rec.line) if rtype == "context.append_message" else None
     line = rec.line

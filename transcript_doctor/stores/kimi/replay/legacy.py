@@ -53,6 +53,9 @@ class LegacyCompaction:
     v2_applies: bool | None = None  # v2 applies the record (its schema and agent checks pass, it has not failed)
     fix_aligns: bool = False  # lowering the count by the dropped steps makes v2 keep exactly v1's messages
     v2_count: int | None = None  # the least count at which v2's slice is exactly v1's messages (None: none is)
+    # With `fix_aligns`: vacuous steps v2 still holds below its lowered cut that v1 does not count
+    # there (a failed step v2 keeps partial, say). A heal removing one moves v2's slice as well.
+    v2_held_below: list[Any] = dataclasses.field(default_factory=list)
 
 
 def note_legacy(state: KimiReplay, record: dict[str, Any], rec: Record) -> None:
@@ -118,6 +121,10 @@ def _compare_slices(state: KimiReplay, record: dict[str, Any], line: int, lc: Le
         lc.v2_count = at
     aligns = _fix_aligns(state, lc.count - len(lc.dropped_below), ids, v2_history)
     lc.fix_aligns = aligns and report
+    if lc.fix_aligns:
+        start = cx.slice_start(lc.count - len(lc.dropped_below), len(v2_history))
+        counted = set(lc.vacuous_below)
+        lc.v2_held_below = [u for u in _vacuous_step_uuids(v2_history[:start]) if u not in counted]
     # Once healed, v2 keeps here exactly v1's messages: what it lacks of them now is given back.
     restorable.clear()
     if aligns:
