@@ -184,18 +184,17 @@ def _plain_row(cells: tuple) -> Row | None:
     (mid, session_id, role, content, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
      token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
      codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells
-    if mid.__class__ is int and not values.INT_MIN <= mid <= values.INT_MAX:
+    if mid.__class__ is int and not _INT_MIN <= mid <= _INT_MAX:
         return None
     if timestamp is not None and not (timestamp.__class__ is float and timestamp - timestamp == 0.0
-                                      or timestamp.__class__ is int and values.INT_MIN <= timestamp <= values.INT_MAX):
+                                      or timestamp.__class__ is int and _INT_MIN <= timestamp <= _INT_MAX):
         return None
-    if content is not None and content.startswith("\x00") or api_raw is not None and api_raw.startswith("\x00"):
+    if content is not None and content[:1] == "\x00" or api_raw is not None and api_raw[:1] == "\x00":
         return None
     tool_calls = None
     if tool_calls_raw is not None:
-        problems: list[str] = []
-        tool_calls = _parse_tool_calls(tool_calls_raw, problems)
-        if problems:
+        tool_calls = _plain_tool_calls(tool_calls_raw)
+        if tool_calls is _NEEDS_REPAIR:
             return None
     return Row(
         mid, session_id, role, content, content, None if api_raw == "" else api_raw, tool_calls, tool_calls_raw,
@@ -204,6 +203,38 @@ def _plain_row(cells: tuple) -> Row | None:
         active is None or active != 0, bool(compacted), bool(compressed),
         display_kind, timestamp, effect_disposition, platform_message_id, observed, token_count,
     )
+
+
+_INT_MIN, _INT_MAX = values.INT_MIN, values.INT_MAX
+_NEEDS_REPAIR: Any = object()
+
+
+def _plain_tool_calls(raw: str) -> Any:
+    """`_parse_tool_calls` of stored JSON text when it reports no problem, else `_NEEDS_REPAIR`.
+
+    A call whose ids and function name are text or absent needs no check; any other goes through
+    `_checked_call`, and one that reports a problem sends the row down the checked path."""
+    if raw == "":
+        return None
+    try:
+        value = values.loads(raw)
+    except ValueError:
+        return _NEEDS_REPAIR
+    if not isinstance(value, list):
+        return _NEEDS_REPAIR
+    for call in value:
+        if call.__class__ is dict:
+            fn = call.get("function")
+            if ((i := call.get("id")) is None or i.__class__ is str) and (
+                    (c := call.get("call_id")) is None or c.__class__ is str) and (
+                    (t := call.get("type")) is None or t.__class__ is str) and (
+                    not isinstance(fn, dict) or (n := fn.get("name")) is None or n.__class__ is str):
+                continue
+        problems: list[str] = []
+        _checked_call(0, call, problems)
+        if problems:
+            return _NEEDS_REPAIR
+    return value
 
 
 def _checked_row(cells: tuple) -> Row:
