@@ -145,9 +145,12 @@ def _is_nudge(entry: Entry) -> bool:
 
 def _recovery_nudges(scan: SessionScan) -> Iterator[Finding]:
     entries = scan.entries
-    for i, entry in enumerate(entries[:-1]):
+    for i in range(len(entries) - 1):
+        entry = entries[i]
+        if entry.row.role != "assistant" or entry.row.tool_calls:
+            continue
         nxt = entries[i + 1]
-        if entry.row.role != "assistant" or entry.row.tool_calls or not _is_nudge(nxt):
+        if not _is_nudge(nxt):
             continue
         visible = visible_text_for_sentinel_check(entry.content)
         if not starts_with_sentinel(visible):

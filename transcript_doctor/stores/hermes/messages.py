@@ -18,9 +18,6 @@ from ...model import Loc, Message, Part, ToolCall
 from .content import MEDIA_PART_TYPES, NON_VISIBLE_PART_TYPES, is_stale_marker, part_type, resumed_text
 from .rows import Row
 
-_PLACEHOLDER_HINTS = ("interrupted", "outcome unknown", "outcome is unknown", "no result provided")
-
-
 # --------------------------------------------------------------------------- Hermes dicts
 
 
@@ -146,8 +143,9 @@ def tool_call(item: Any) -> ToolCall:
 def is_placeholder_text(text: str) -> bool:
     if len(text) > 300:  # lower-casing never shortens a text
         return False
-    lower = text.lower()
-    return len(lower) <= 300 and any(h in lower for h in _PLACEHOLDER_HINTS)
+    lower = text.lower()  # the hints: "interrupted", "outcome unknown", "outcome is unknown", "no result provided"
+    return len(lower) <= 300 and ("interrupted" in lower or "outcome unknown" in lower or "outcome is unknown" in lower
+                                  or "no result provided" in lower)
 
 
 def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:

@@ -9,7 +9,7 @@ are merged root to tip and a replayed user message is dropped. Each kept row als
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,23 +54,15 @@ class Dropped:
 # --------------------------------------------------------------------------- conversations
 
 
-def _harness_prompt(role: str, content: Any) -> bool:
-    return (role == "user" or role == "system") and isinstance(content, str) and head_startswith(content, HARNESS_PREFIXES)
-
-
-def _active(rows: Iterable[Row], dropped: list[Dropped]) -> Iterator[tuple[Row, Any]]:
-    """(row, wire content) of each active row; the inactive ones go to `dropped`."""
-    for row in rows:
-        if row.active:
-            yield row, wire_content(row)
-        else:
-            dropped.append(Dropped(row, "inactive"))
-
-
-def _dedupe_replayed_users(pairs: Iterable[tuple[Row, Any]], dropped: list[Dropped]) -> list[tuple[Row, Any]]:
-    kept: list[tuple[Row, Any]] = []
+def _dedupe_replayed_users(rows: Iterable[Row], inactive: list[Dropped], dropped: list[Dropped]) -> list[Row]:
+    """The active rows of a merged lineage without a user message the child replayed."""
+    kept: list[Row] = []
     last_user: Any = None
-    for row, content in pairs:
+    for row in rows:
+        if not row.active:
+            inactive.append(Dropped(row, "inactive"))
+            continue
+        content = wire_content(row)
         if row.role == "user":
             if last_user is not None and content == last_user:
                 dropped.append(Dropped(row, "replayed-user"))
@@ -78,7 +70,7 @@ def _dedupe_replayed_users(pairs: Iterable[tuple[Row, Any]], dropped: list[Dropp
             last_user = content
         elif row.role == "assistant" and (content or row.tool_calls_raw is not None and row.tool_calls):
             last_user = None
-        kept.append((row, content))
+        kept.append(row)
     return kept
 
 
@@ -87,14 +79,17 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
     (the inactive ones first, then the replayed users, then the harness rows, each in row order)."""
     inactive: list[Dropped] = []
     dropped: list[Dropped] = []
-    pairs: Iterable[tuple[Row, Any]] = _active(rows, inactive)
     if lineage:
-        pairs = _dedupe_replayed_users(pairs, dropped)
+        rows = _dedupe_replayed_users(rows, inactive, dropped)
     entries: list[Entry] = []
     skip_reply = False
-    for row, content in pairs:
+    for row in rows:
+        if not row.active:
+            inactive.append(Dropped(row, "inactive"))
+            continue
         role = row.role
-        if (role == "user" or role == "system") and _harness_prompt(role, content):
+        content = wire_content(row)
+        if (role == "user" or role == "system") and isinstance(content, str) and head_startswith(content, HARNESS_PREFIXES):
             dropped.append(Dropped(row, "background-review-harness"))
             skip_reply = True
             continue
@@ -128,11 +123,12 @@ def turns(entries: list[Entry]) -> list[tuple[int, int, int | None]]:
     start = 0
     ender: int | None = None
     for i, entry in enumerate(entries):
-        if entry.row.role == "user" and not is_scaffolding_prompt(entry.row) and i > start:
+        role = entry.row.role
+        if role == "assistant":
+            ender = i
+        elif role == "user" and i > start and not is_scaffolding_prompt(entry.row):
             out.append((start, i, ender))
             start, ender = i, None
-        if entry.row.role == "assistant":
-            ender = i
     if entries:
         out.append((start, len(entries), ender))
     return out

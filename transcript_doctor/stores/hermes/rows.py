@@ -9,7 +9,6 @@ path, pinned to the checked one by tests/test_hermes_reader_fast.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,17 +295,3 @@ def row_from_mapping(d: dict[str, Any], *, line: int | None = None) -> Row:
     row = row_from_values(tuple(d.get(c) for c in MESSAGE_COLUMNS))
     row.line = line
     return row
-
-
-def group_by_session(rows: Iterator[Row]) -> Iterator[tuple[str, list[Row]]]:
-    """Consecutive rows of one session as (session_id, rows); input is session-ordered."""
-    current: str | None = None
-    batch: list[Row] = []
-    for row in rows:
-        if row.session_id != current:
-            if batch:
-                yield current or "", batch
-            current, batch = row.session_id, []
-        batch.append(row)
-    if batch:
-        yield current or "", batch
