@@ -165,5 +165,5 @@ def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
     if role == "tool":  # the visible text: string content is its only text part
         text = content if content.__class__ is str else "".join(p.text for p in parts if p.kind == "text")
         extra["placeholder"] = is_placeholder_text(text)
-    calls = [tool_call(c) for c in row.tool_calls] if row.tool_calls else []
+    calls = list(map(tool_call, row.tool_calls)) if row.tool_calls else []
     return Message(role, parts, calls, row.tool_call_id if role == "tool" else None, False, loc, position, extra)
