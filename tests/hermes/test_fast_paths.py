@@ -3,6 +3,7 @@
 * `visible_text_for_sentinel_check` returns a string as it is (the flattening of a string);
 * `starts_with_sentinel` rules a text out on its first visible character;
 * `find_markers` rules the prefix markers out with one `startswith`;
+* `rows_from_batch` takes the plain path per cached signature, as `row_from_values` does;
 * `_plain_tool_calls` keeps a parse that `_parse_tool_calls` reports nothing about, and sends the
   rest down the checked path;
 * `to_message` takes string content without `content_parts`;
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_hermes_reader_fast import cells as reader_cells
 from transcript_doctor.model import Loc, Message, Part
 from transcript_doctor.stores.hermes.content import (
     EMPTY_RESPONSE_SENTINEL,
@@ -47,6 +49,7 @@ from transcript_doctor.stores.hermes.rows import (
     _parse_tool_calls,
     _plain_tool_calls,
     row_from_values,
+    rows_from_batch,
 )
 from transcript_doctor.stores.hermes.scaffolding import _ANYWHERE, _PREFIXED, MARKERS, find_markers
 
@@ -266,3 +269,9 @@ def test_build_labelled_harness_and_replayed_user() -> None:
     assert entries[0].wire == {"role": "user", "content": "hi"}
     assert entries[1].message.parts == [Part("text", "ok")]
     assert [e.message.position for e in entries] == [REQUEST_OFFSET, REQUEST_OFFSET + 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(reader_cells(), max_size=6))
+def test_rows_from_batch_is_row_from_values_of_each(batch: list[tuple]) -> None:
+    assert rows_from_batch(batch) == [row_from_values(c) for c in batch]

@@ -16,7 +16,7 @@ from typing import Any
 from ... import values
 from ...errors import sqlite_failure
 from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
-from .rows import MESSAGE_COLUMNS, Row, finite_number, row_from_values
+from .rows import MESSAGE_COLUMNS, Row, finite_number, rows_from_batch
 
 KNOWN_SCHEMA_VERSION = 30
 SESSION_COLUMNS = (
@@ -110,8 +110,7 @@ class Database:
         current: str | None = None
         rows: list[Row] = []
         for batch in self._batches(session_ids):
-            for cells in batch:
-                row = row_from_values(cells)
+            for row in rows_from_batch(batch):
                 if row.session_id != current:
                     if rows:
                         yield current or "", rows

@@ -156,6 +156,16 @@ def row_from_values(cells: tuple) -> Row:
     return _checked_row(cells)
 
 
+def rows_from_batch(batch: list[tuple]) -> list[Row]:
+    """`row_from_values` of each cells tuple, the plain signatures looked up in one loop."""
+    known, plain_row = _PLAIN_SIGNATURES, _plain_row
+    out: list[Row] = []
+    for cells in batch:
+        row = plain_row(cells) if known.get(tuple(map(type, cells))) else None
+        out.append(row_from_values(cells) if row is None else row)
+    return out
+
+
 _NONE = type(None)
 _TEXT = frozenset({_NONE, str})
 _SCALAR = frozenset({_NONE, str, int})
