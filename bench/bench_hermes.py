@@ -9,7 +9,10 @@ by triggers), with a little poison sprinkled in (a leaked "(empty)" answer every
 unanswered tool call every 70th) so the checks have work to report. The figure that matters is
 the ratio of a full `scan` to tdoc's own message query plus the JSON parse of the same rows, taken
 per round over --rounds interleaved rounds (median and min-max spread). Figures are printed, never
-asserted: they depend on the machine.
+asserted: they depend on the machine. `--stages` adds where a scan's time goes: each stage run on
+its own, cumulatively (read the rows; + rebuild the sessions as Hermes resumes them; + Hermes' own
+rules; + the shared rules; the integrity check alone), as CPU seconds and as a multiple of the
+own query.
 """
 
 from __future__ import annotations
@@ -145,6 +148,51 @@ def tdoc_scan(path: Path) -> tuple[int, int, float, float]:
     return result.records, len(report.findings), elapsed, cpu
 
 
+def _stage_runs(path: Path) -> dict[str, float]:
+    """CPU seconds of each cumulative stage of a scan (the collector paused as the store pauses it)."""
+    from transcript_doctor.fixes.sqlite import integrity_problems
+    from transcript_doctor.rules.engine import check_conversation, shared_codes
+    from transcript_doctor.stores.collector import paused_per_item
+    from transcript_doctor.stores.hermes.checks import NATIVE_CODES, native_session_findings
+    from transcript_doctor.stores.hermes.store import HermesDbStore
+
+    store = HermesDbStore(path, str(path))
+
+    def natives() -> None:
+        for session in store.session_scans():
+            list(native_session_findings(session, NATIVE_CODES))
+
+    def shared() -> None:
+        for session in store.session_scans():
+            list(native_session_findings(session, NATIVE_CODES))
+            list(check_conversation(session.conversation(), shared_codes()))
+
+    stages = {
+        "read rows": lambda: [None for _ in paused_per_item(store.iter_sessions())],
+        "+ rebuild sessions": lambda: [None for _ in store.session_scans()],
+        "+ Hermes rules": natives,
+        "+ shared rules": shared,
+        "integrity check": lambda: integrity_problems(store.connection()),
+    }
+    out = {}
+    for name, run in stages.items():
+        cpu = time.process_time()
+        run()
+        out[name] = time.process_time() - cpu
+    store.close()
+    return out
+
+
+def print_stages(path: Path, rounds: int) -> None:
+    runs = []
+    for _ in range(rounds):
+        _, _, own_cpu = own_query(path)
+        runs.append({name: cpu / own_cpu for name, cpu in _stage_runs(path).items()})
+    print("stages (CPU, cumulative, median multiple of the own query's CPU time):")
+    for name in runs[0]:
+        print(f"  {name:<20} {statistics.median(r[name] for r in runs):5.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=2000)
@@ -152,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, help="where to build the database (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of own query / scan")
+    parser.add_argument("--stages", action="store_true", help="also time the stages of a scan, one by one")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or Path(tmp) / "state.db"
@@ -182,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({min(ratios):.2f}-{max(ratios):.2f}; target <= 2.5)")
         print(f"  in CPU time   : median {statistics.median(cpu_ratios):.2f}x "
               f"({min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}; wall time also counts waiting for a busy machine)")
+        if args.stages:
+            print_stages(path, args.rounds)
         if args.keep and args.db is None:
             kept = Path.cwd() / "bench-state.db"
             path.replace(kept)

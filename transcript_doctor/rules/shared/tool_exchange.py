@@ -78,6 +78,8 @@ def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str
         _second_result(messages, msg, i, site, out)
         return
     site.answered_by = i
+    if i == site.index + 1:  # the result right after its call (the common case)
+        return
     between = [m for m in messages[site.index + 1 : i] if m.role != "tool"]
     if between:
         out.add("displaced-result", Hit(

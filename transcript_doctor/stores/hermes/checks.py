@@ -139,17 +139,20 @@ def _record_problems(scan: SessionScan) -> Iterator[Finding]:
 
 
 def _is_nudge(entry: Entry) -> bool:
-    content = entry.wire.get("content")
+    content = entry.content
     return entry.row.role == "user" and isinstance(content, str) and head_startswith(content, EMPTY_TOOL_RESPONSE_NUDGE[:60])
 
 
 def _recovery_nudges(scan: SessionScan) -> Iterator[Finding]:
     entries = scan.entries
-    for i, entry in enumerate(entries[:-1]):
-        nxt = entries[i + 1]
-        if entry.row.role != "assistant" or entry.row.tool_calls or not _is_nudge(nxt):
+    for i in range(len(entries) - 1):
+        entry = entries[i]
+        if entry.row.role != "assistant" or entry.row.tool_calls:
             continue
-        visible = visible_text_for_sentinel_check(entry.wire.get("content"))
+        nxt = entries[i + 1]
+        if not _is_nudge(nxt):
+            continue
+        visible = visible_text_for_sentinel_check(entry.content)
         if not starts_with_sentinel(visible):
             continue
         rows = [entry.row.id, nxt.row.id]
@@ -157,7 +160,7 @@ def _recovery_nudges(scan: SessionScan) -> Iterator[Finding]:
             "S305",
             f"persisted empty-response recovery pair (rows {rows[0]} and {rows[1]}): replaying it teaches the model to answer '(empty)'",
             entry.message,
-            evidence={"rows": rows, "assistant_text": safe_excerpt(visible), "nudge": safe_excerpt(nxt.wire["content"])},
+            evidence={"rows": rows, "assistant_text": safe_excerpt(visible), "nudge": safe_excerpt(nxt.content)},
             actions=[plan.Action("deactivate", entry.row.id, scan.session), plan.Action("deactivate", nxt.row.id, scan.session)],
         )
 
@@ -173,22 +176,24 @@ def _turn_enders(scan: SessionScan, nudged: set[Any]) -> Iterator[Finding]:
             continue
         entry = entries[ender]
         last_turn = t == len(all_turns) - 1
-        if entry.row.id not in nudged:
-            yield from _leak(scan, entry, start, end, last_turn)
-        yield from _terminality(scan, entry)
+        leak = None if entry.row.id in nudged or entry.row.tool_calls else _leak(scan, entry, start, end, last_turn)
+        if leak is not None:
+            yield leak
+        terminality = _terminality(scan, entry)
+        if terminality is not None:
+            yield terminality
 
 
-def _leak(scan: SessionScan, entry: Entry, start: int, end: int, last_turn: bool) -> Iterator[Finding]:
-    if entry.row.tool_calls:
-        return
-    for field_name, content in (("content", entry.wire.get("content")), ("api_content", entry.row.api_content)):
+def _leak(scan: SessionScan, entry: Entry, start: int, end: int, last_turn: bool) -> Finding | None:
+    """S301 on the turn-ending answer `entry` (it has no tool calls), or None."""
+    for field_name, content in (("content", entry.content), ("api_content", entry.row.api_content)):
         if content is None or not leaked_empty_sentinel(content):
             continue
         visible = visible_text_for_sentinel_check(content)
         literal = leaked_empty_sentinel(content, literal=True)
         turn_rows = [e.row.id for e in scan.entries[start:end]]
         where = "ends the session; every resume replays it" if last_turn else "is followed by a new user turn"
-        yield scan.make(
+        return scan.make(
             "S301",
             f"turn-ending assistant answer starts with the '(empty)' sentinel and {where}",
             entry.message,
@@ -198,7 +203,7 @@ def _leak(scan: SessionScan, entry: Entry, start: int, end: int, last_turn: bool
             actions=[plan.Action("deactivate", rid, scan.session) for rid in turn_rows]
             + [plan.Action("bump_rewind", None, scan.session)],
         )
-        return
+    return None
 
 
 def _reasoning_present(entry: Entry, text: str) -> bool:
@@ -207,9 +212,10 @@ def _reasoning_present(entry: Entry, text: str) -> bool:
     return any(p.kind == "reasoning" and (p.text or p.signed) for p in entry.message.parts)
 
 
-def _terminality(scan: SessionScan, entry: Entry) -> Iterator[Finding]:
+def _terminality(scan: SessionScan, entry: Entry) -> Finding | None:
+    """T403 or T405 on the turn-ending assistant `entry`, or None."""
     row = entry.row
-    content = row.api_content if row.api_content is not None else entry.wire.get("content")
+    content = row.api_content if row.api_content is not None else entry.content
     visible = visible_text_for_sentinel_check(content)
     has_text = has_content_after_think_block(visible)
     if has_text:
@@ -219,7 +225,7 @@ def _terminality(scan: SessionScan, entry: Entry) -> Iterator[Finding]:
         if row.tool_calls:
             reasons.append(f"{len(row.tool_calls)} tool call(s)")
         if reasons:
-            yield scan.make(
+            return scan.make(
                 "T403",
                 f"the turn's last assistant reply has text but is not a terminal answer ({', '.join(reasons)})",
                 entry.message,
@@ -228,7 +234,7 @@ def _terminality(scan: SessionScan, entry: Entry) -> Iterator[Finding]:
                 actions=[],
             )
     elif not row.tool_calls and _reasoning_present(entry, visible):
-        yield scan.make(
+        return scan.make(
             "T405",
             "the turn ends with an assistant reply that holds only reasoning, no visible answer",
             entry.message,
@@ -236,6 +242,7 @@ def _terminality(scan: SessionScan, entry: Entry) -> Iterator[Finding]:
                       "after_think_strip": safe_excerpt(strip_think_blocks(visible))},
             actions=[],
         )
+    return None
 
 
 # --------------------------------------------------------------------------- S304
@@ -246,21 +253,28 @@ def _scaffolding(scan: SessionScan, skip_rows: set[Any]) -> Iterator[Finding]:
         row = entry.row
         if row.role != "assistant" or row.id in skip_rows:
             continue
-        for field_name, content in (("content", row.content), ("api_content", row.api_content)):
-            if content is None:
-                continue
-            text = content if content.__class__ is str else visible_text_for_sentinel_check(content)
-            found = find_markers(text) if text else []
-            if not found:
-                continue
-            evidence: dict[str, Any] = marker_evidence(text, found)
-            evidence["field"] = field_name
-            evidence["text"] = safe_excerpt(evidence["text"])
-            yield scan.make(
-                "S304",
-                f"assistant {field_name} carries runtime scaffolding ({', '.join(evidence['markers'])})",
-                entry.message,
-                evidence=evidence,
-                actions=[],
-            )
-            break
+        found = _scaffolding_in(scan, entry, "content", row.content)
+        if found is None and row.api_content is not None:
+            found = _scaffolding_in(scan, entry, "api_content", row.api_content)
+        if found is not None:
+            yield found
+
+
+def _scaffolding_in(scan: SessionScan, entry: Entry, field_name: str, content: Any) -> Finding | None:
+    """S304 on one field of an assistant row, or None when it carries no marker."""
+    if content is None:
+        return None
+    text = content if content.__class__ is str else visible_text_for_sentinel_check(content)
+    found = find_markers(text) if text else []
+    if not found:
+        return None
+    evidence: dict[str, Any] = marker_evidence(text, found)
+    evidence["field"] = field_name
+    evidence["text"] = safe_excerpt(evidence["text"])
+    return scan.make(
+        "S304",
+        f"assistant {field_name} carries runtime scaffolding ({', '.join(evidence['markers'])})",
+        entry.message,
+        evidence=evidence,
+        actions=[],
+    )

@@ -91,6 +91,8 @@ def flatten_message_text(content: Any, sep: str = "\n") -> str:
 
 def visible_text_for_sentinel_check(content: Any) -> str:
     """Flattened text without thinking/reasoning parts; never raises (failure -> "")."""
+    if content.__class__ is str:  # the common case: the text itself
+        return content
     try:
         if isinstance(content, list):
             kept = [p for p in content if not (isinstance(p, dict) and part_type(p) in NON_VISIBLE_PART_TYPES)]
@@ -114,6 +116,8 @@ def head_startswith(text: str, prefix: str | tuple[str, ...]) -> bool:
 def starts_with_sentinel(visible: str, *, literal: bool = False) -> bool:
     """The prefix test on the (left-trimmed) visible text: earlier literal or later regex revision."""
     head = visible.lstrip() if visible[:1].isspace() else visible
+    if head[:1] != "(":  # both revisions start with a literal parenthesis
+        return False
     if literal:
         return head.startswith(EMPTY_RESPONSE_SENTINEL)
     return LEAKED_SENTINEL_PREFIX_RE.match(head) is not None

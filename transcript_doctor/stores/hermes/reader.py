@@ -16,7 +16,7 @@ from typing import Any
 from ... import values
 from ...errors import sqlite_failure
 from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
-from .rows import MESSAGE_COLUMNS, Row, finite_number, row_from_values
+from .rows import MESSAGE_COLUMNS, Row, finite_number, rows_from_batch
 
 KNOWN_SCHEMA_VERSION = 30
 SESSION_COLUMNS = (
@@ -104,12 +104,24 @@ class Database:
     def message_count(self) -> int:
         return next(self._query("SELECT count(*) FROM messages"))[0]
 
-    def iter_rows(self, session_ids: list[str] | None = None) -> Iterator[Row]:
-        """Rows in (session_id, id) order; all sessions, or only those named.
+    def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
+        """(session_id, its rows in id order) for all sessions, or only those named, in
+        session_id order, each group gathered as its rows are read."""
+        current: str | None = None
+        rows: list[Row] = []
+        for batch in self._batches(session_ids):
+            for row in rows_from_batch(batch):
+                if row.session_id != current:
+                    if rows:
+                        yield current or "", rows
+                    current, rows = row.session_id, []
+                rows.append(row)
+        if rows:
+            yield current or "", rows
 
-        Every column of MESSAGE_COLUMNS is selected, as NULL where this schema lacks it, so rows
-        unpack positionally (the hot path of a scan).
-        """
+    def _batches(self, session_ids: list[str] | None) -> Iterator[list[tuple]]:
+        """The message query's rows in batches. Every column of MESSAGE_COLUMNS is selected, as
+        NULL where this schema lacks it, so rows unpack positionally (the hot path of a scan)."""
         have = set(self.message_columns)
         select = ", ".join(quote_ident(c) if c in have else f"NULL AS {quote_ident(c)}" for c in MESSAGE_COLUMNS)
         if session_ids is None:
@@ -120,8 +132,7 @@ class Database:
         try:
             cursor = self.conn.execute(sql, params)
             while batch := cursor.fetchmany(512):
-                for values in batch:
-                    yield row_from_values(values)
+                yield batch
         except (sqlite3.Error, UnicodeError) as exc:
             raise sqlite_failure(self.display, exc) from None
 

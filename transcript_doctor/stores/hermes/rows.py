@@ -9,7 +9,6 @@ path, pinned to the checked one by tests/test_hermes_reader_fast.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +156,16 @@ def row_from_values(cells: tuple) -> Row:
     return _checked_row(cells)
 
 
+def rows_from_batch(batch: list[tuple]) -> list[Row]:
+    """`row_from_values` of each cells tuple, the plain signatures looked up in one loop."""
+    known, plain_row = _PLAIN_SIGNATURES, _plain_row
+    out: list[Row] = []
+    for cells in batch:
+        row = plain_row(cells) if known.get(tuple(map(type, cells))) else None
+        out.append(row_from_values(cells) if row is None else row)
+    return out
+
+
 _NONE = type(None)
 _TEXT = frozenset({_NONE, str})
 _SCALAR = frozenset({_NONE, str, int})
@@ -184,18 +193,17 @@ def _plain_row(cells: tuple) -> Row | None:
     (mid, session_id, role, content, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
      token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
      codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw, display_kind) = cells
-    if mid.__class__ is int and not values.INT_MIN <= mid <= values.INT_MAX:
+    if mid.__class__ is int and not _INT_MIN <= mid <= _INT_MAX:
         return None
     if timestamp is not None and not (timestamp.__class__ is float and timestamp - timestamp == 0.0
-                                      or timestamp.__class__ is int and values.INT_MIN <= timestamp <= values.INT_MAX):
+                                      or timestamp.__class__ is int and _INT_MIN <= timestamp <= _INT_MAX):
         return None
-    if content is not None and content.startswith("\x00") or api_raw is not None and api_raw.startswith("\x00"):
+    if content is not None and content[:1] == "\x00" or api_raw is not None and api_raw[:1] == "\x00":
         return None
     tool_calls = None
     if tool_calls_raw is not None:
-        problems: list[str] = []
-        tool_calls = _parse_tool_calls(tool_calls_raw, problems)
-        if problems:
+        tool_calls = _plain_tool_calls(tool_calls_raw)
+        if tool_calls is _NEEDS_REPAIR:
             return None
     return Row(
         mid, session_id, role, content, content, None if api_raw == "" else api_raw, tool_calls, tool_calls_raw,
@@ -204,6 +212,38 @@ def _plain_row(cells: tuple) -> Row | None:
         active is None or active != 0, bool(compacted), bool(compressed),
         display_kind, timestamp, effect_disposition, platform_message_id, observed, token_count,
     )
+
+
+_INT_MIN, _INT_MAX = values.INT_MIN, values.INT_MAX
+_NEEDS_REPAIR: Any = object()
+
+
+def _plain_tool_calls(raw: str) -> Any:
+    """`_parse_tool_calls` of stored JSON text when it reports no problem, else `_NEEDS_REPAIR`.
+
+    A call whose ids and function name are text or absent needs no check; any other goes through
+    `_checked_call`, and one that reports a problem sends the row down the checked path."""
+    if raw == "":
+        return None
+    try:
+        value = values.loads(raw)
+    except ValueError:
+        return _NEEDS_REPAIR
+    if not isinstance(value, list):
+        return _NEEDS_REPAIR
+    for call in value:
+        if call.__class__ is dict:
+            fn = call.get("function")
+            if ((i := call.get("id")) is None or i.__class__ is str) and (
+                    (c := call.get("call_id")) is None or c.__class__ is str) and (
+                    (t := call.get("type")) is None or t.__class__ is str) and (
+                    not isinstance(fn, dict) or (n := fn.get("name")) is None or n.__class__ is str):
+                continue
+        problems: list[str] = []
+        _checked_call(0, call, problems)
+        if problems:
+            return _NEEDS_REPAIR
+    return value
 
 
 def _checked_row(cells: tuple) -> Row:
@@ -265,17 +305,3 @@ def row_from_mapping(d: dict[str, Any], *, line: int | None = None) -> Row:
     row = row_from_values(tuple(d.get(c) for c in MESSAGE_COLUMNS))
     row.line = line
     return row
-
-
-def group_by_session(rows: Iterator[Row]) -> Iterator[tuple[str, list[Row]]]:
-    """Consecutive rows of one session as (session_id, rows); input is session-ordered."""
-    current: str | None = None
-    batch: list[Row] = []
-    for row in rows:
-        if row.session_id != current:
-            if batch:
-                yield current or "", batch
-            current, batch = row.session_id, []
-        batch.append(row)
-    if batch:
-        yield current or "", batch

@@ -59,20 +59,23 @@ MARKERS: tuple[Marker, ...] = (
 
 
 _PREFIXED = tuple(m for m in MARKERS if m.prefix)
+_PREFIX_TEXTS = tuple(m.text for m in _PREFIXED)  # one `startswith` rules them all out
 _ANYWHERE: dict[str, tuple[Marker, ...]] = {}
 for _m in MARKERS:
     if not _m.prefix:
         _ANYWHERE[_m.text[0]] = _ANYWHERE.get(_m.text[0], ()) + (_m,)
+_ANYWHERE_GROUPS = tuple(_ANYWHERE.items())
 
 
 def find_markers(text: str) -> list[tuple[Marker, int]]:
     """Markers present in `text` with the offset of each (prefix markers first)."""
     found: list[tuple[Marker, int]] = []
     head_offset = len(text) - len(text.lstrip()) if text[:1].isspace() else 0
-    for marker in _PREFIXED:
-        if text.startswith(marker.text, head_offset):
-            found.append((marker, head_offset))
-    for first, group in _ANYWHERE.items():
+    if text.startswith(_PREFIX_TEXTS, head_offset):
+        for marker in _PREFIXED:
+            if text.startswith(marker.text, head_offset):
+                found.append((marker, head_offset))
+    for first, group in _ANYWHERE_GROUPS:
         if first not in text:
             continue  # one scan rules out the whole group
         for marker in group:

@@ -20,7 +20,7 @@ from . import plan
 from .checks import SessionScan, scan_session, session_pass
 from .reader import KNOWN_SCHEMA_VERSION, Database, SessionInfo, is_hermes_schema, open_database
 from .replay import replay_session
-from .rows import Row, group_by_session
+from .rows import Row
 from .sniff import sniff_db, sniff_export
 
 
@@ -89,7 +89,7 @@ class HermesDbStore(Store):
         return found
 
     def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
-        return group_by_session(self.database().iter_rows(session_ids))
+        return self.database().iter_sessions(session_ids)
 
     def session_scans(self, session_ids: list[str] | None = None) -> Iterator[SessionScan]:
         """Each session read and resumed (with the cyclic collector paused: `stores.collector`)."""
