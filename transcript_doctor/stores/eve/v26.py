@@ -57,10 +57,12 @@ class V26Decoder:
         meta = event.get("meta")
         event_id = meta.get("id") if isinstance(meta, dict) else None
         if isinstance(event_id, str):
-            if event_id in self._seen:
+            seen = self._seen
+            before = len(seen)
+            seen.add(event_id)  # one hash lookup: the set did not grow when the id was there
+            if len(seen) == before:
                 self.b.stream.duplicates += 1
                 return None
-            self._seen.add(event_id)
         handler = self._handlers.get(kind)
         if handler is None:
             self._step_scoped(data)
@@ -68,6 +70,10 @@ class V26Decoder:
         handler(data)
         self.b.stream.events += 1
         return None
+
+    def close(self) -> None:
+        """Drop the handler table (bound methods of this decoder: a reference cycle)."""
+        self._handlers.clear()
 
     # ------------------------------------------------------------------ handlers
 

@@ -50,35 +50,53 @@ class V27Decoder:
         else:
             facts = [record.get("progress")]
         bad = 0
+        handlers, builder = self._handlers, self.b
         for fact in facts:
-            if self._apply(fact) is not None:
+            # A fact is an object with a string `type`, its `data` and `scope` objects or absent
+            # (`dict_or_empty`, inline: once per fact); `opt_str`/`key_of` inline for the scope ids.
+            kind = fact.get("type") if isinstance(fact, dict) else None
+            if not isinstance(kind, str):
                 bad += 1
+                continue
+            data = fact.get("data")
+            if data is None:
+                data = {}
+            elif not isinstance(data, dict):
+                bad += 1
+                continue
+            scope = fact.get("scope")
+            if scope is None:
+                turn = data.get("turnId")
+                run = data.get("runId")
+            elif isinstance(scope, dict):
+                turn = scope.get("turnId")
+                if turn.__class__ is not str or not turn:
+                    turn = data.get("turnId")
+                run = scope.get("runId")
+                if run.__class__ is not str:
+                    run = key_of(run)
+                if not run:
+                    run = data.get("runId")
+            else:
+                bad += 1
+                continue
+            if turn.__class__ is not str:
+                turn = None
+            if run.__class__ is not str:
+                run = key_of(run)
+            builder.stream.events += 1
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(data, turn, run)
+            elif run is not None:
+                builder.step(turn, run)
+            else:
+                builder.other()
         return f"{bad} of {len(facts)} facts are not objects with a string `type`" if bad else None
 
-    def _apply(self, fact: Any) -> str | None:
-        if not isinstance(fact, dict) or not isinstance(fact.get("type"), str):
-            return "bad fact"
-        data = fact.get("data")  # an object, {} when absent (`dict_or_empty`, inline: once per fact)
-        if data is None:
-            data = {}
-        elif not isinstance(data, dict):
-            return "bad fact"
-        scope = fact.get("scope")
-        if scope is None:
-            scope = {}
-        elif not isinstance(scope, dict):
-            return "bad fact"
-        turn = opt_str(scope.get("turnId")) or opt_str(data.get("turnId"))
-        run = key_of(scope.get("runId")) or key_of(data.get("runId"))
-        handler = self._handlers.get(fact["type"])
-        self.b.stream.events += 1
-        if handler is not None:
-            handler(data, turn, run)
-        elif run is not None:
-            self.b.step(turn, run)
-        else:
-            self.b.other()
-        return None
+    def close(self) -> None:
+        """Drop the handler table (bound methods of this decoder: a reference cycle)."""
+        self._handlers.clear()
 
     # ------------------------------------------------------------------ handlers
 
