@@ -87,3 +87,22 @@ def test_the_pre_check_counts_braces_exactly_on_long_lines(braces: int, padding:
     """On long lines the braces are found one by one: the verdict is still `count > limit`."""
     raw = b'{"output":"' + b"{" * braces + b"x" * padding + (b"[" if bracket else b"") + b'"}\n'
     assert _may_be_deep(raw) == (values.may_be_deep(raw) and (bracket or len(raw) >= 5 * LIMIT))
+
+
+def test_the_read_says_whether_some_line_might_nest_too_deep() -> None:
+    fine = _record(_objects(3))
+    deep_enough_to_check = _record(b"[" + b"[]," * LIMIT + b"[]]")  # brackets enough, two levels deep
+    for lines, expected in (([fine, fine], False), ([fine, deep_enough_to_check], True),
+                            ([_record(_objects(LIMIT))], True)):
+        stats = ReadStats()
+        list(read_records(io.BytesIO(HEADER + b"".join(lines)), stats))
+        assert stats.may_nest is expected
+
+
+def test_without_the_depth_check_a_deep_line_parses() -> None:
+    """The check a heal's replay of its own output may skip (when the original read found no line
+    that might nest too deep) is the one that makes such a line a problem."""
+    deep = _record(_objects(LIMIT))
+    for check, kind in ((True, "corrupt"), (False, "record")):
+        items = list(read_records(io.BytesIO(HEADER + deep), ReadStats(), depth_check=check))
+        assert getattr(items[1], "kind", "record") == kind

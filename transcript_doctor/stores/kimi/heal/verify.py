@@ -106,8 +106,11 @@ def _verify(state: KimiReplay, plan: KimiPlan, upto: int | None = None, keep: bo
     with open(state.path, "rb", buffering=READ_BUFFER) as src:
         lines = iter_applied(src, LinePlan.from_edits(edits))
         # (v2 reads the records of the original's agent: agents/<id>/wire.jsonl names it)
+        # (no line of it can nest too deep unless some original line had brackets enough: the
+        # plan's own records copy the nesting of those they replace, or are flat)
         healed = replay_stream(Path("<healed>"), lines, digest if out is None else _Sink(out), full=False,  # type: ignore[arg-type]
-                               engines_only=not writing, transcripts=False, agent_of=state.path)
+                               engines_only=not writing, transcripts=False, agent_of=state.path,
+                               depth_check=state.stats.may_nest)
     removed, tombs = plan.effective(state, upto)
     if not accepts(state, healed, set(removed), set(tombs), edits):
         return False

@@ -57,6 +57,7 @@ class ReadStats:
     final_newline: bool = True
     problems: list[LineProblem] = field(default_factory=list)
     hasher: Any = None  # a hashlib object fed every byte read, when set
+    may_nest: bool = False  # some line had brackets enough to nest beyond values.MAX_DEPTH
 
 
 def parse_line(raw: bytes) -> Any:
@@ -112,22 +113,27 @@ Take = Callable[[int, int, dict[str, Any]], bool]
 
 
 def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] | None = None,
-                 keep: Container[str | None] = ()) -> Iterator[Record | LineProblem]:
+                 keep: Container[str | None] = (), depth_check: bool = True) -> Iterator[Record | LineProblem]:
     """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
     line ending as trailing whitespace); the header's version decides the in-memory migrations.
 
     With `hot` (the replay's hot path), every record after the first (migrated) is handled in
     this loop before a `Record` is made for it: a record whose type has a handler in `hot` is
     offered to it, `handler(line, offset, data)`, and consumed when it returns True; a record of
-    any other type not in `keep` is consumed unread. The rest are yielded."""
+    any other type not in `keep` is consumed unread. The rest are yielded.
+
+    `depth_check=False` skips the nesting test (values.MAX_DEPTH) for lines orjson parses: only
+    for lines known to be shallow (a heal's replay of its own output, when the read of the
+    original found no line with brackets enough: `ReadStats.may_nest`)."""
     migrate_1_0 = False
     first = True
     offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
     depth_exceeds = values.depth_exceeds
-    deep_text = 2 * values.MAX_DEPTH  # fewer bytes cannot hold that many brackets and their closes
-    deep_objects = 5 * values.MAX_DEPTH  # nor, with no `[`, that many objects (see _may_be_deep)
+    never = 1 << 62  # (no line is that long: no depth test)
+    deep_text = 2 * values.MAX_DEPTH if depth_check else never  # fewer bytes cannot hold that many brackets and their closes
+    deep_objects = 5 * values.MAX_DEPTH if depth_check else never  # nor, with no `[`, that many objects (see _may_be_deep)
     crlf = False
     try:
         for raw in fh:
@@ -145,8 +151,10 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
                 obj = loads(raw)
                 size = offset - start
                 maybe_deep = size >= deep_objects or (size >= deep_text and 91 in raw)  # _may_be_deep's first test
-                if maybe_deep and _may_be_deep(raw) and depth_exceeds(obj):
-                    raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
+                if maybe_deep and _may_be_deep(raw):
+                    stats.may_nest = True
+                    if depth_exceeds(obj):
+                        raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
             except orjson.JSONDecodeError:
                 body = _body(raw)
                 if not body.strip():

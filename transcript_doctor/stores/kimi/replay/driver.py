@@ -91,7 +91,7 @@ def _sha256() -> Any:
 
 def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = True, *,
                   hot_path: bool = True, engines_only: bool = False, transcripts: bool = True,
-                  agent_of: Path | None = None) -> KimiReplay:
+                  agent_of: Path | None = None, depth_check: bool = True) -> KimiReplay:
     """Replay the journal `fh` (named `path`: its `agents/<id>/` layout names the agent, unless
     `agent_of` is given, whose layout does: a heal's replay of the healed copy of a journal).
 
@@ -102,6 +102,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     transcripts, so no checks can run on the result (a heal's acceptance check needs none).
     `transcripts=False` (with `full=False`) keeps the step index but folds no transcripts: every
     check but C202 can run on the result (a heal's verification replay of a journal to write).
+    `depth_check=False`: every line is known to nest within values.MAX_DEPTH (see read_records).
     """
     state = KimiReplay(path=path, full=full, engines_only=engines_only and not full)
     agent = agent_id_for(agent_of if agent_of is not None else path)
@@ -125,7 +126,7 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     collecting = gc.isenabled()
     gc.disable()  # see _stream
     try:
-        _stream(state, read_records(fh, state.stats, routes, READ_TYPES), hot)
+        _stream(state, read_records(fh, state.stats, routes, READ_TYPES, depth_check), hot)
     finally:
         if collecting:
             gc.enable()
