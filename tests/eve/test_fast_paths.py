@@ -5,6 +5,10 @@
 * `V27Decoder.apply_record` reads a fact's turn and run ids inline; the ids it hands the handlers
   must be the documented ones: the scope's id when it is a usable string (a run id may be a
   number), else the data's (`opt_str`/`key_of`).
+* `V26Decoder.apply` reads an event's `turnId` and `stepIndex` once and hands them to the handler:
+  they must be `opt_str(data.turnId)` and `key_of(data.stepIndex)`.
+* `filler.words` returns the regex tokens as they are for text with no ASCII apostrophe; on any
+  text it must give what `words_split` (the elision split) gives.
 * A stream read is freed when its last reference goes, without a collection: the decoders' handler
   tables (bound methods, a cycle) do not keep the builder and every turn alive.
 """
@@ -22,8 +26,10 @@ from hypothesis import strategies as st
 
 from transcript_doctor.stores.eve.builder import Builder
 from transcript_doctor.stores.eve.events import key_of, opt_str
+from transcript_doctor.stores.eve.filler import words, words_split
 from transcript_doctor.stores.eve.markers import MARKER, classify, classify_text
 from transcript_doctor.stores.eve.reader import read_stream
+from transcript_doctor.stores.eve.v26 import V26Decoder
 from transcript_doctor.stores.eve.v27 import V27Decoder
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eve"
@@ -58,9 +64,9 @@ ID_VALUES = st.one_of(st.none(), st.just(""), st.sampled_from(["t1", "run_a"]), 
                       st.booleans(), st.just([1]), st.just({"x": 1}))  # fmt: skip
 
 
-def _ids(draw: st.DrawFn, name: str) -> dict[str, Any]:
+def _ids(draw: st.DrawFn, keys: tuple[str, ...] = ("turnId", "runId")) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key in ("turnId", "runId"):
+    for key in keys:
         if draw(st.booleans()):
             out[key] = draw(ID_VALUES)
     return out
@@ -70,9 +76,9 @@ def _ids(draw: st.DrawFn, name: str) -> dict[str, Any]:
 def facts(draw: st.DrawFn) -> dict[str, Any]:
     fact: dict[str, Any] = {"type": draw(st.sampled_from(["usage.recorded", "call.started", "turn.resumed"]))}
     if draw(st.booleans()):
-        fact["data"] = _ids(draw, "data")
+        fact["data"] = _ids(draw)
     if draw(st.booleans()):
-        fact["scope"] = _ids(draw, "scope")
+        fact["scope"] = _ids(draw)
     return fact
 
 
@@ -91,6 +97,34 @@ def test_v27_fact_ids_are_the_documented_ones(batch: list[dict[str, Any]]) -> No
         run = key_of(scope.get("runId")) or key_of(data.get("runId"))
         expected.append((turn, run))
     assert seen == expected
+
+
+@st.composite
+def v26_events(draw: st.DrawFn) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": draw(st.sampled_from(["step.completed", "turn.completed", "task.started"]))}
+    if draw(st.booleans()):
+        event["data"] = _ids(draw, ("turnId", "stepIndex"))
+    return event
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(v26_events(), min_size=1, max_size=5))
+def test_v26_event_ids_are_the_documented_ones(batch: list[dict[str, Any]]) -> None:
+    seen: list[tuple[Any, Any]] = []
+    decoder = V26Decoder(Builder("<=26"))
+    for kind in ("step.completed", "turn.completed", "task.started"):
+        decoder._handlers[kind] = lambda data, turn, key: seen.append((turn, key))
+    for event in batch:
+        assert decoder.apply(event) is None
+    expected = [(opt_str(e.get("data", {}).get("turnId")), key_of(e.get("data", {}).get("stepIndex"))) for e in batch]
+    assert seen == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab'\u2019 lLjJqu\u00e9_-1", max_size=30))
+def test_words_shortcut_agrees_with_the_split(text: str) -> None:
+    lowered = text.lower()
+    assert words(lowered) == words_split(lowered)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.ndjson")))

@@ -61,26 +61,26 @@ class _Reader:
         stream's version) is parsed and applied here, the builder's per-line bookkeeping inline
         (`Builder.apply_line`); anything else goes through `feed`, the general path."""
         loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
-        number = offset = 0
+        builder, decode, ours = self.builder, self.decode, self.ours
+        number = offset = inline = 0
         for raw in lines:
             number += 1
             try:
                 record = loads(raw)
             except decode_error:
                 record = None
-            builder = self.builder
             if (
                 builder is not None
                 and record.__class__ is dict
                 and (len(raw) < _SHALLOW or not may_be_deep(raw))
-                and self.ours(record)
+                and ours(record)
             ):
-                self.records += 1
+                inline += 1
                 builder.line = number
                 steps: list[Step] = []
                 builder._line_steps = steps
                 builder._line_other = False
-                reason = self.decode(record)  # type: ignore[misc]
+                reason = decode(record)  # type: ignore[misc]
                 if len(steps) > 1 or (steps and builder._line_other):
                     for step in steps:
                         step.shared = True
@@ -88,7 +88,9 @@ class _Reader:
                     self._problem(Problem("F504", number, f"line {number}: {reason}"))
             else:
                 self.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
+                builder, decode, ours = self.builder, self.decode, self.ours  # set by the first record
             offset += len(raw)
+        self.records += inline
 
     def ours(self, record: dict[str, Any]) -> bool:
         """`shape_of(record) == self.version`, for a dict (set by `_start`)."""
