@@ -13,7 +13,8 @@ A plan is accepted when, replaying the healed journal:
   messages they merge with.
 
 When the whole plan fails, the failing steps are found by bisection over the candidates
-(a prefix of them applied, the rest kept): O(b log K) replays for b failing steps among K.
+(a prefix of them applied, the rest kept): O(b log K) replays for b failing steps among K,
+after a few prefixes tried back from the end (see `_first_failure`).
 """
 
 from __future__ import annotations
@@ -80,9 +81,33 @@ def check_unchanged(state: KimiReplay, stat_only: bool = False) -> None:
                            "left untouched")
 
 
+GALLOP = 4  # prefixes tried from the end, each twice as far back, before the plain bisection
+
+
 def _first_failure(state: KimiReplay, plan: KimiPlan, lo: int) -> Any:
-    """The candidate whose inclusion makes the prefix plan fail (prefix `lo` passes, the whole fails)."""
+    """A candidate whose inclusion makes the prefix plan fail: prefix `lo` passes and the whole
+    fails, so some boundary between them has a passing prefix followed by a failing one.
+
+    The search first tries prefixes back from the end (all but the last 1, 2, 4, 8 candidates):
+    what a step changes is mostly forgotten at the next compaction that cuts it away, so a
+    failure that reaches the engines' final requests is most often near the end of the journal,
+    found in one or two replays. Then it bisects what is left: at most GALLOP + log2(K) replays.
+    Right after a step was demoted to a tombstone (the candidate at `lo`), that tombstone is
+    tried first: when it fails too, the step is found again in one replay."""
     hi = len(plan.candidates)
+    if lo + 1 < hi and plan.status[plan.candidates[lo]] == TOMB:  # just demoted: does its tombstone fail too?
+        if not _verify(state, plan, upto=lo + 1, keep=False):
+            return plan.candidates[lo]
+        lo += 1
+    back = 1
+    for _ in range(GALLOP):
+        mid = hi - back
+        if mid <= lo:
+            break
+        if _verify(state, plan, upto=mid, keep=False):
+            lo = mid
+            break
+        hi, back = mid, back * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if _verify(state, plan, upto=mid, keep=False):
