@@ -62,6 +62,7 @@ class _Reader:
         (`Builder.apply_line`); anything else goes through `feed`, the general path."""
         loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
         builder, decode, ours = self.builder, self.decode, self.ours
+        v26 = ours is _is_v26  # its test inline below: the common case, no call per line
         number = offset = inline = 0
         for raw in lines:
             number += 1
@@ -73,7 +74,7 @@ class _Reader:
                 builder is not None
                 and record.__class__ is dict
                 and (len(raw) < _SHALLOW or not may_be_deep(raw))
-                and ours(record)
+                and (record.get("type").__class__ is str and "facts" not in record if v26 else ours(record))
             ):
                 inline += 1
                 builder.line = number
@@ -89,6 +90,7 @@ class _Reader:
             else:
                 self.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
                 builder, decode, ours = self.builder, self.decode, self.ours  # set by the first record
+                v26 = ours is _is_v26
             offset += len(raw)
         self.records += inline
 

@@ -46,29 +46,29 @@ class V26Decoder:
         }
 
     def apply(self, event: dict[str, Any]) -> str | None:
-        """Apply one event; a reason string when the event cannot be used."""
+        """Apply one event; a reason string when the event cannot be used. (JSON gives exact
+        `str`/`dict` values, so the type tests compare classes: no call per test.)"""
         kind = event.get("type")
-        if not isinstance(kind, str):
+        if kind.__class__ is not str:
             return "event without a string `type`"
         data = event.get("data")
         if data is None:
             data = {}
-        elif not isinstance(data, dict):
+        elif data.__class__ is not dict:
             return f"`{kind}` event whose `data` is not an object"
         meta = event.get("meta")
-        event_id = meta.get("id") if isinstance(meta, dict) else None
-        if isinstance(event_id, str):
-            seen = self._seen
-            before = len(seen)
-            seen.add(event_id)  # one hash lookup: the set did not grow when the id was there
-            if len(seen) == before:
-                self.b.stream.duplicates += 1
-                return None
+        if meta.__class__ is dict:
+            event_id = meta.get("id")
+            if event_id.__class__ is str:
+                if event_id in self._seen:
+                    self.b.stream.duplicates += 1
+                    return None
+                self._seen.add(event_id)
         turn = data.get("turnId")  # `opt_str` and `key_of` inline: once per event
         if turn.__class__ is not str:
             turn = None
         key = data.get("stepIndex")
-        if key.__class__ is not str:
+        if key is not None and key.__class__ is not str:
             key = str(key) if key.__class__ is int else key_of(key)
         handler = self._handlers.get(kind)
         if handler is None:
