@@ -45,7 +45,7 @@ class V27Decoder:
         """Apply a commit or progress record; a reason string when it cannot be used."""
         if "facts" in record:
             facts = record["facts"]
-            if not isinstance(facts, list):
+            if facts.__class__ is not list:
                 return "commit whose `facts` is not a list"
         else:
             facts = [record.get("progress")]
@@ -54,26 +54,27 @@ class V27Decoder:
         for fact in facts:
             # A fact is an object with a string `type`, its `data` and `scope` objects or absent
             # (`dict_or_empty`, inline: once per fact); `opt_str`/`key_of` inline for the scope ids.
-            kind = fact.get("type") if isinstance(fact, dict) else None
-            if not isinstance(kind, str):
+            # JSON gives exact `str`, `dict` and `list` values: types are tested by class.
+            kind = fact.get("type") if fact.__class__ is dict else None
+            if kind.__class__ is not str:
                 bad += 1
                 continue
             data = fact.get("data")
             if data is None:
                 data = {}
-            elif not isinstance(data, dict):
+            elif data.__class__ is not dict:
                 bad += 1
                 continue
             scope = fact.get("scope")
             if scope is None:
                 turn = data.get("turnId")
                 run = data.get("runId")
-            elif isinstance(scope, dict):
+            elif scope.__class__ is dict:
                 turn = scope.get("turnId")
                 if turn.__class__ is not str or not turn:
                     turn = data.get("turnId")
                 run = scope.get("runId")
-                if run.__class__ is not str:
+                if run is not None and run.__class__ is not str:
                     run = key_of(run)
                 if not run:
                     run = data.get("runId")
@@ -82,7 +83,7 @@ class V27Decoder:
                 continue
             if turn.__class__ is not str:
                 turn = None
-            if run.__class__ is not str:
+            if run is not None and run.__class__ is not str:
                 run = key_of(run)
             builder.stream.events += 1
             handler = handlers.get(kind)
@@ -137,7 +138,7 @@ class V27Decoder:
         if step is None or step.status != "open" or id(step) in self._began:
             step = self.b.start_step(turn, run or f"run@{self.b.line}")
         else:
-            self.b.step(turn, run)
+            self.b._own(step)  # what `self.b.step(turn, run)` does: the turn and step are current
         self._began.add(id(step))
         if step.retry_reason is None:
             step.retry_reason = opt_str(data.get("retryReason"))
