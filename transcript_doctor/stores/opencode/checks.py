@@ -103,9 +103,24 @@ class OpencodeEditor:
 def conversation(store: Any, view: SessionView) -> Conversation:
     """The request OpenCode would send, each message located at the OpenCode message behind it."""
     ctx = Context(store, view)
+    if _ids_repeat(view, ctx.by_id):
+        _relocate(ctx, view.projection.messages)
+    return Conversation(store.display, store.format, view.session.id, view.projection.messages,
+                        editor=OpencodeEditor(ctx), codes=SHARED_CODES)
+
+
+def _ids_repeat(view: SessionView, by_id: dict[str, OcMessage]) -> bool:
+    """Whether two messages, or two parts of one message, share an id (a damaged store or export)."""
+    messages = view.session.messages
+    return len(by_id) != len(messages) or any(len({p.id for p in m.parts}) != len(m.parts) for m in messages)
+
+
+def _relocate(ctx: Context, messages: list[Message]) -> None:
+    """Locate each request message where an id lookup finds it: with repeated ids that is the
+    last message, or part, holding the id (the projection located each at its own)."""
     oc: OcMessage | None = None
     parts: dict[str, OcPart] = {}
-    for msg in view.projection.messages:
+    for msg in messages:
         mid = msg.extra.get("message_id", "")
         if oc is None or oc.id != mid:  # the request messages of one OpenCode message are adjacent
             oc = ctx.by_id.get(mid)
@@ -116,8 +131,6 @@ def conversation(store: Any, view: SessionView) -> Conversation:
             found = parts.get(pid)
             part.source = found.loc if found is not None else None
             part.evidence = {"part_id": pid}
-    return Conversation(store.display, store.format, view.session.id, view.projection.messages,
-                        editor=OpencodeEditor(ctx), codes=SHARED_CODES)
 
 
 def session_pass(store: Any) -> SessionPass[SessionView]:

@@ -21,6 +21,7 @@ over plain MessageV2 `info` dicts and part dicts:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -200,7 +201,6 @@ class Decision:
     reasons: list[str] = field(default_factory=list)
     text: str = ""
     finish: str | None = None
-    run: Evidence | None = None
     error: dict[str, Any] | None = None
 
     @property
@@ -221,10 +221,11 @@ def error_name(info: dict[str, Any]) -> str | None:
     return "error"
 
 
-def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, open_run: bool,
-           own: Evidence | None = None) -> Decision:
-    """The verdict on the final assistant message of a run (`run` = the run's merged evidence).
+def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence | Callable[[], Evidence], *,
+           open_run: bool, own: Evidence | None = None) -> Decision:
+    """The verdict on the final assistant message of a run.
 
+    `run`: the run's merged evidence, or what computes it (only an empty final text reads it).
     `open_run`: no later user message exists, so a message that is neither completed nor errored
     may still be streaming (IN_PROGRESS rather than NOT_FINAL). `own`: the message's own
     `message_evidence`, when the caller has it already.
@@ -234,7 +235,7 @@ def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, 
         own = message_evidence(info, parts)
     name = error_name(info)
     completed = isinstance(info.get("time"), dict) and info["time"].get("completed") is not None
-    base = {"text": text, "finish": own.finish, "run": run}
+    base = {"text": text, "finish": own.finish}
     if name is not None:
         error = info["error"] if isinstance(info.get("error"), dict) else {"name": name}
         return Decision(NOT_FINAL, [f"ended with {name}"], error=error, **base)
@@ -243,7 +244,7 @@ def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence, *, 
             return Decision(IN_PROGRESS, ["not completed yet"], **base)
         return Decision(NOT_FINAL, ["never completed (no time.completed) and a later prompt followed"], **base)
     if is_blank(text):
-        reasons = work_evidence(run)
+        reasons = work_evidence(run() if callable(run) else run)
         return Decision(EMPTY_WITH_WORK if reasons else EMPTY_RETRY_SAFE, reasons, **base)
     reasons = []
     if own.tool_activity:

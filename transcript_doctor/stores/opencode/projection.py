@@ -24,7 +24,6 @@ system prompt in front, outside this list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...encode import dumps
@@ -38,14 +37,52 @@ INTERRUPTED_OUTPUT = "[Tool execution was interrupted]"
 _SIGNATURE_KEYS = ("signature", "redactedData", "redacted_data", "reasoningEncryptedContent", "encryptedContent")
 
 
-@dataclass
 class Projection:
-    wire: list[dict[str, Any]] = field(default_factory=list)  # the request, position == index
-    messages: list[Message] = field(default_factory=list)  # shared model for the conversation rules
-    anomalies: list[dict[str, Any]] = field(default_factory=list)
-    first_position: dict[str, int] = field(default_factory=dict)  # OpenCode message id -> first position
-    part_position: dict[str, int] = field(default_factory=dict)  # OpenCode part id -> position
-    start: int = 0  # index (in the session's messages) where the sent history starts
+    """The request OpenCode would send for one session, in two shapes built in one walk.
+
+    `wire`: the request, position == index (built only when asked for: a scan reads `messages`
+    alone). `messages`: the shared model the conversation rules read, each message and part
+    already located at the OpenCode message and part behind it. `first_position` /
+    `part_position` (OpenCode message / part id -> its first position) are derived from
+    `messages` when first asked for: only a finding needs them.
+    """
+
+    __slots__ = ("_wire", "sent", "messages", "anomalies", "start", "_first", "_parts")
+
+    def __init__(self, wire: bool = True) -> None:
+        self._wire: list[dict[str, Any]] | None = [] if wire else None
+        self.sent = 0  # request messages so far (the next one's position)
+        self.messages: list[Message] = []
+        self.anomalies: list[dict[str, Any]] = []
+        self.start = 0  # index (in the session's messages) where the sent history starts
+        self._first: dict[str, int] | None = None
+        self._parts: dict[str, int] | None = None
+
+    @property
+    def wire(self) -> list[dict[str, Any]]:
+        if self._wire is None:
+            raise RuntimeError("this projection was built without the request: project(..., wire=True)")
+        return self._wire
+
+    @property
+    def first_position(self) -> dict[str, int]:
+        if self._first is None:
+            first: dict[str, int] = {}
+            for m in self.messages:
+                first.setdefault(m.extra["message_id"], m.position)  # type: ignore[arg-type]
+            self._first = first
+        return self._first
+
+    @property
+    def part_position(self) -> dict[str, int]:
+        """A part's first position: the step that holds it (its result, if any, comes later)."""
+        if self._parts is None:
+            found: dict[str, int] = {}
+            for m in self.messages:
+                for pid in m.extra["part_ids"]:
+                    found.setdefault(pid, m.position)  # type: ignore[arg-type]
+            self._parts = found
+        return self._parts
 
 
 def history_start(messages: list[OcMessage]) -> int:
@@ -91,8 +128,9 @@ def _skips_errored(msg: OcMessage) -> bool:
     return not (aborted and any(p.type not in ("step-start", "reasoning") for p in msg.parts))
 
 
-def project(messages: list[OcMessage]) -> Projection:
-    out = Projection()
+def project(messages: list[OcMessage], wire: bool = True) -> Projection:
+    """The request for `messages`; `wire=False` leaves out its wire shape (`Projection.wire`)."""
+    out = Projection(wire)
     out.start = history_start(messages)
     if out.start:
         out.anomalies.append({"kind": "compacted_history", "messages_before": out.start,
@@ -118,48 +156,59 @@ def _error_name(msg: OcMessage) -> Any:
     return error.get("name") if isinstance(error, dict) else str(error)
 
 
-def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]], part_ids: list[str],
-          part_of: list[str] | None = None, **kw: Any) -> Message:
-    """Append one request message (wire shape) and its shared-model twin; returns the twin.
+def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]] | None, part_ids: list[str],
+          part_of: list[str], parts: list[Part], calls: list[ToolCall] | None = None) -> int:
+    """Append one request message (wire shape) and its shared-model twin; returns its position.
 
     `part_ids`: the OpenCode parts behind it; `part_of`: the part id of each shared-model part.
     """
-    position = len(out.wire)
-    out.wire.append({"role": role, "content": content, "origin": {"message": msg.id, "parts": part_ids}})
-    out.first_position.setdefault(msg.id, position)
-    for pid in part_ids:
-        out.part_position.setdefault(pid, position)
-    extra = {"message_id": msg.id, "part_ids": part_ids, "part_of": part_of if part_of is not None else part_ids}
-    m = Message(role=role, loc=msg.loc, position=position, extra=extra, **kw)  # conversation() locates it again
-    out.messages.append(m)
-    return m
+    position = out.sent
+    out.sent = position + 1
+    mid = msg.id
+    if content is not None:
+        out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
+    out.messages.append(Message(role, parts, calls, None, False, msg.loc, position,
+                                {"message_id": mid, "part_ids": part_ids, "part_of": part_of},
+                                {"message_id": mid}))
+    return position
+
+
+def _located(kind: str, text: str, p: OcPart, signed: bool = False) -> Part:
+    """A shared-model part located at the OpenCode part behind it."""
+    return Part(kind, text, signed, p.loc, {"part_id": p.id})
 
 
 def _user(out: Projection, msg: OcMessage) -> None:
     parts: list[Part] = []
-    wire: list[dict[str, Any]] = []
+    wire: list[dict[str, Any]] | None = [] if out._wire is not None else None
     ids: list[str] = []
     for p in msg.parts:
         d = p.data
-        if p.type == "text" and d.get("ignored") is not True:
-            text = d.get("text") if isinstance(d.get("text"), str) else ""
-            parts.append(Part("text", text))
-            wire.append({"type": "text", "text": text})
-        elif p.type == "text":
+        kind = p.type
+        if kind == "text" and d.get("ignored") is not True:
+            text = d.get("text")
+            if not isinstance(text, str):
+                text = ""
+            parts.append(_located("text", text, p))
+            if wire is not None:
+                wire.append({"type": "text", "text": text})
+        elif kind == "text":
             out.anomalies.append({"kind": "ignored_part_dropped", "message": msg.id, "part": p.id})
             continue
-        elif p.type == "file" and d.get("mime") not in ("text/plain", "application/x-directory"):
-            parts.append(Part("media"))
-            wire.append({"type": "file", "mediaType": d.get("mime"), "filename": d.get("filename")})
-        elif p.type in ("compaction", "subtask"):
-            text = COMPACTION_PROMPT if p.type == "compaction" else SUBTASK_PROMPT
-            parts.append(Part("text", text))
-            wire.append({"type": "text", "text": text})
+        elif kind == "file" and d.get("mime") not in ("text/plain", "application/x-directory"):
+            parts.append(_located("media", "", p))
+            if wire is not None:
+                wire.append({"type": "file", "mediaType": d.get("mime"), "filename": d.get("filename")})
+        elif kind == "compaction" or kind == "subtask":
+            text = COMPACTION_PROMPT if kind == "compaction" else SUBTASK_PROMPT
+            parts.append(_located("text", text, p))
+            if wire is not None:
+                wire.append({"type": "text", "text": text})
         else:
             continue
         ids.append(p.id)
     if parts:
-        _emit(out, msg, "user", wire, ids, parts=parts)
+        _emit(out, msg, "user", wire, ids, ids, parts)
 
 
 def _tool_output(out: Projection, msg: OcMessage, p: OcPart) -> tuple[str, bool, bool] | None:
@@ -167,17 +216,17 @@ def _tool_output(out: Projection, msg: OcMessage, p: OcPart) -> tuple[str, bool,
     state = p.data.get("state")
     status = state.get("status") if isinstance(state, dict) else None
     if status == "completed":
-        time = state.get("time") if isinstance(state.get("time"), dict) else {}
-        if time.get("compacted"):
+        time = state.get("time")  # type: ignore[union-attr]
+        if isinstance(time, dict) and time.get("compacted"):
             out.anomalies.append({"kind": "tool_output_cleared", "message": msg.id, "part": p.id})
             return CLEARED_OUTPUT, False, False
-        output = state.get("output")
+        output = state.get("output")  # type: ignore[union-attr]
         return (output if isinstance(output, str) else dumps(output)), False, False
     if status == "error":
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}  # type: ignore[union-attr]
         if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
             return meta["output"], False, False
-        error = state.get("error")
+        error = state.get("error")  # type: ignore[union-attr]
         return (error if isinstance(error, str) else str(error)), True, False
     if status in ("pending", "running"):
         out.anomalies.append({"kind": "interrupted_tool", "message": msg.id, "part": p.id, "status": status})
@@ -194,17 +243,22 @@ def _arguments(state: Any) -> str | None:
 
 
 def _assistant(out: Projection, msg: OcMessage, same_model: bool) -> None:
-    steps: list[list[tuple[OcPart, Any]]] = [[]]
+    steps: list[list[tuple[OcPart, Any]]] = []
+    step: list[tuple[OcPart, Any]] = []
     for p in msg.parts:
-        if p.type == "step-start":
-            steps.append([])
-        elif p.type in ("text", "reasoning"):
-            steps[-1].append((p, None))
-        elif p.type == "tool":
+        kind = p.type
+        if kind == "text" or kind == "reasoning":
+            step.append((p, None))
+        elif kind == "step-start":
+            if step:
+                steps.append(step)
+                step = []
+        elif kind == "tool":
             result = _tool_output(out, msg, p)
             if result is not None:  # OpenCode leaves out a tool part in a state it does not know
-                steps[-1].append((p, result))
-    steps = [s for s in steps if s]
+                step.append((p, result))
+    if step:
+        steps.append(step)
     if not steps:
         out.anomalies.append({"kind": "step_markers_only_dropped", "message": msg.id})
         return
@@ -215,40 +269,42 @@ def _assistant(out: Projection, msg: OcMessage, same_model: bool) -> None:
 def _step(out: Projection, msg: OcMessage, step: list[tuple[OcPart, Any]], same_model: bool) -> None:
     parts: list[Part] = []
     calls: list[ToolCall] = []
-    wire: list[dict[str, Any]] = []
+    wire: list[dict[str, Any]] | None = [] if out._wire is not None else None
     results: list[tuple[OcPart, ToolCall, tuple[str, bool, bool]]] = []
     part_of: list[str] = []
     for p, result in step:
         d = p.data
-        kind = p.type
-        if kind == "text" or kind == "reasoning":
+        if result is None:  # text or reasoning
             text = d.get("text")
             if not isinstance(text, str):
                 text = ""
             part_of.append(p.id)
-            if kind == "text":
-                parts.append(Part("text", text))
-                wire.append({"type": "text", "text": text})
+            if p.type == "text":
+                parts.append(Part("text", text, False, p.loc, {"part_id": p.id}))
+                if wire is not None:
+                    wire.append({"type": "text", "text": text})
             else:
                 signed = same_model and is_signed(d)
-                parts.append(Part("reasoning", text, signed=signed))
-                wire.append({"type": "reasoning", "text": text, "signed": signed})
+                parts.append(Part("reasoning", text, signed, p.loc, {"part_id": p.id}))
+                if wire is not None:
+                    wire.append({"type": "reasoning", "text": text, "signed": signed})
             continue
-        provider_executed = _provider_executed(d)
-        state = d.get("state") if isinstance(d.get("state"), dict) else {}
+        state = d["state"]  # a tool part with a result has a state object
         call = ToolCall(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
-        wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
-        if provider_executed:  # the provider ran it: its result travels inline
+        if wire is not None:
+            wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
+        if _provider_executed(d):  # the provider ran it: its result travels inline
             part_of.append(p.id)
-            parts.append(Part("other", result[0]))
-            wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
-                         "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
+            parts.append(_located("other", result[0], p))
+            if wire is not None:
+                wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
+                             "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
             continue
         calls.append(call)
         results.append((p, call, result))
-    _emit(out, msg, "assistant", wire, [p.id for p, _ in step], part_of, parts=parts, tool_calls=calls)
+    position = _emit(out, msg, "assistant", wire, [p.id for p, _ in step], part_of, parts, calls)
     if results:
-        _tool_results(out, msg, results)
+        _tool_results(out, msg, position, results)
 
 
 def _provider_executed(data: dict[str, Any]) -> bool:
@@ -256,18 +312,22 @@ def _provider_executed(data: dict[str, Any]) -> bool:
     return isinstance(meta, dict) and bool(meta.get("providerExecuted"))
 
 
-def _tool_results(out: Projection, msg: OcMessage, results: list[tuple[OcPart, ToolCall, tuple[str, bool, bool]]]) -> None:
+def _tool_results(out: Projection, msg: OcMessage, position: int,
+                  results: list[tuple[OcPart, ToolCall, tuple[str, bool, bool]]]) -> None:
     """One request message with every result of the step; one shared-model message per result
     (the conversation rules pair calls and results one by one), all at the same position."""
-    content = [
-        {"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
-         "output": {"type": "error-text" if err else "text", "value": text}}
-        for _, call, (text, err, _) in results
-    ]
-    first = _emit(out, msg, "tool", content, [p.id for p, _, _ in results])
-    out.messages.pop()
+    mid = msg.id
+    out.sent += 1
+    if out._wire is not None:
+        content = [
+            {"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
+             "output": {"type": "error-text" if err else "text", "value": text}}
+            for _, call, (text, err, _) in results
+        ]
+        out._wire.append({"role": "tool", "content": content, "origin": {"message": mid, "parts": [p.id for p, _, _ in results]}})
+    loc = msg.loc
     for p, call, (text, err, placeholder) in results:
+        ids = [p.id]
         out.messages.append(Message(
-            role="tool", parts=[Part("text", text)], tool_call_id=call.id, is_error=err, loc=first.loc,
-            position=first.position,
-            extra={"message_id": msg.id, "part_ids": [p.id], "part_of": [p.id], "placeholder": placeholder}))
+            "tool", [_located("text", text, p)], None, call.id, err, loc, position + 1,
+            {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, {"message_id": mid}))

@@ -9,14 +9,12 @@ version), messages are ordered by `(time_created, id)`, parts by id, and a part 
 message its `message_id` names. Rows whose `data` does not decode to an object are kept out of
 the session and reported as `RecordProblem`s (F504), never raised.
 
-Exports are one JSON document; it is parsed with the stdlib decoder walking the document, so
-every message and part also gets the 1-based lines it spans in the file.
+Exports (one JSON document) are read by `export.parse_export` into the same values.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,10 @@ from ... import values
 from ...errors import sqlite_failure
 from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
 from ...model import Loc, TdocError
+from ...values import may_be_deep
+
+loads = orjson.loads
+JSONDecodeError = orjson.JSONDecodeError
 
 MESSAGE_TABLE = "message"
 PART_TABLE = "part"
@@ -182,29 +184,41 @@ class DbReader:
 
     def read_session(self, row: SessionRow) -> OcSession:
         session = OcSession(row.id, row.title, row.parent_id)
-        mcols = self.cols[MESSAGE_TABLE]
-        order = "time_created, id" if "time_created" in mcols else "id"
-        sid = row.id
+        try:
+            self._attach_parts(session, self._read_messages(session))
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise sqlite_failure(self.display, exc) from None
+        return session
+
+    def _read_messages(self, session: OcSession) -> dict[str, OcMessage]:
+        """The session's readable message rows, in replay order; by id."""
+        order = "time_created, id" if "time_created" in self.cols[MESSAGE_TABLE] else "id"
+        sid = session.id
         messages = session.messages
         by_id: dict[str, OcMessage] = {}
-        try:
-            for mid, raw in self.conn.execute(
-                f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
-            ):
-                info = _object_or_none(raw)
+        for mid, raw in self.conn.execute(
+            f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
+        ):
+            info = None
+            if raw.__class__ is bytes:  # `_object_or_none` inline
+                try:
+                    info = loads(raw)
+                except JSONDecodeError:
+                    pass
+                if len(raw) >= _SHALLOW and info.__class__ is dict and may_be_deep(raw):
+                    info = None
+            if info.__class__ is not dict or mid.__class__ is not str:
+                info = _object_or_none(raw)  # the general path decides (and says why it refuses)
                 if info is None or mid.__class__ is not str:
                     problem = _decode_row(raw)[1] if info is None else None
                     session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem or "id is not text"))
                     continue
-                info["id"] = mid  # rehydrate as OpenCode does
-                info["sessionID"] = sid
-                msg = OcMessage(mid, sid, info, [], Loc(None, None, mid, MESSAGE_TABLE))
-                messages.append(msg)
-                by_id[mid] = msg
-            self._attach_parts(session, by_id)
-        except (sqlite3.Error, UnicodeError) as exc:
-            raise sqlite_failure(self.display, exc) from None
-        return session
+            info["id"] = mid  # rehydrate as OpenCode does
+            info["sessionID"] = sid
+            msg = _message(mid, sid, info, Loc(None, None, mid, MESSAGE_TABLE))
+            messages.append(msg)
+            by_id[mid] = msg
+        return by_id
 
     def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
         # A part belongs to the message its message_id names (as OpenCode hydrates it), whatever
@@ -220,11 +234,20 @@ class DbReader:
             if msg is None:
                 continue  # its message row was unreadable (already reported)
             current = msg
-            data = _object_or_none(raw)
-            if data is None or pid.__class__ is not str:
-                problem = _decode_row(raw)[1] if data is None else None
-                session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem or "id is not text"))
-                continue
+            data = None
+            if raw.__class__ is bytes:  # `_object_or_none` inline
+                try:
+                    data = loads(raw)
+                except JSONDecodeError:
+                    pass
+                if len(raw) >= _SHALLOW and data.__class__ is dict and may_be_deep(raw):
+                    data = None
+            if data.__class__ is not dict or pid.__class__ is not str:
+                data = _object_or_none(raw)  # the general path decides (and says why it refuses)
+                if data is None or pid.__class__ is not str:
+                    problem = _decode_row(raw)[1] if data is None else None
+                    session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem or "id is not text"))
+                    continue
             data["id"] = pid
             data["sessionID"] = sid
             data["messageID"] = mid
@@ -249,140 +272,21 @@ def _object_or_none(raw: Any) -> dict[str, Any] | None:
 
 
 _SHALLOW = 2 * (values.MAX_DEPTH + 1)  # a JSON text this short cannot nest deeper than MAX_DEPTH
-_new_part = object.__new__
+_new = object.__new__
+
+
+def _message(mid: str, sid: str, info: dict[str, Any], loc: Loc) -> OcMessage:
+    """An `OcMessage` without the dataclass `__init__` and `__post_init__` (the reader's hot path);
+    equal to `OcMessage(mid, sid, info, [], loc)` (pinned by tests/opencode/test_reader_paths.py)."""
+    msg = _new(OcMessage)
+    role = info.get("role")
+    msg.id, msg.session_id, msg.info, msg.parts, msg.loc, msg.role = mid, sid, info, [], loc, role if role.__class__ is str else ""
+    return msg
 
 
 def _part(pid: str, mid: str, data: dict[str, Any], loc: Loc, kind: str) -> OcPart:
     """An `OcPart` without the dataclass `__init__` and `__post_init__` (the reader's hot path);
     equal to `OcPart(pid, mid, data, loc)` (pinned by tests/test_opencode_reader_fast.py)."""
-    part = _new_part(OcPart)
+    part = _new(OcPart)
     part.id, part.message_id, part.data, part.loc, part.type = pid, mid, data, loc, kind
     return part
-
-
-# --------------------------------------------------------------------------- export JSON
-
-
-class _Walker:
-    """Decode a JSON document while recording where selected values start and end."""
-
-    def __init__(self, text: str) -> None:
-        self.s = text
-        self.decoder = values.DECODER  # no Infinity/NaN; nesting is checked per record
-        self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
-
-    def line(self, offset: int) -> int:
-        return bisect_right(self.newlines, offset - 1) + 1
-
-    def ws(self, i: int) -> int:
-        s = self.s
-        while i < len(s) and s[i] in " \t\r\n":
-            i += 1
-        return i
-
-    def expect(self, i: int, ch: str) -> int:
-        i = self.ws(i)
-        if i >= len(self.s) or self.s[i] != ch:
-            raise ValueError(f"expected {ch!r} at offset {i}")
-        return i + 1
-
-    def value(self, i: int) -> tuple[Any, int]:
-        return self.decoder.raw_decode(self.s, self.ws(i))
-
-    def members(self, i: int, descend: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        """An object at `i`; keys in `descend` are decoded by the given callback(start) -> (value, end)."""
-        out: dict[str, Any] = {}
-        i = self.expect(i, "{")
-        if self.s[self.ws(i)] == "}":
-            return out, self.ws(i) + 1
-        while True:
-            key, i = self.value(i)
-            i = self.expect(i, ":")
-            handler = descend.get(key) if isinstance(key, str) else None
-            out[key], i = handler(self.ws(i)) if handler else self.value(i)
-            i = self.ws(i)
-            if self.s[i] == "}":
-                return out, i + 1
-            i = self.expect(i, ",")
-
-    def items(self, i: int, each: Any) -> tuple[list[Any], int]:
-        """An array at `i` (or any other value, returned as is); elements decoded by each(start)."""
-        i = self.ws(i)
-        if self.s[i] != "[":
-            return self.value(i)
-        out: list[Any] = []
-        i = self.ws(i + 1)
-        if self.s[i] == "]":
-            return out, i + 1
-        while True:
-            item, i = each(self.ws(i))
-            out.append(item)
-            i = self.ws(i)
-            if self.s[i] == "]":
-                return out, i + 1
-            i = self.expect(i, ",")
-
-
-def _spanned(walker: _Walker, start: int) -> tuple[Any, int]:
-    value, end = walker.value(start)
-    return {"value": value, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
-
-
-def _message_entry(walker: _Walker, start: int) -> tuple[Any, int]:
-    if walker.s[start] != "{":
-        value, end = walker.value(start)
-        return {"value": value, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
-    body, end = walker.members(start, {"parts": lambda i: walker.items(i, lambda j: _spanned(walker, j))})
-    return {"value": body, "line": walker.line(start), "end_line": walker.line(end - 1)}, end
-
-
-def parse_export(data: bytes, display: str) -> tuple[OcSession, int]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TdocError(f"{display}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    walker = _Walker(text)
-    try:
-        doc, end = walker.members(0, {"messages": lambda i: walker.items(i, lambda j: _message_entry(walker, j))})
-    except (ValueError, IndexError, RecursionError) as exc:
-        raise TdocError(f"{display}: not an OpenCode export (invalid JSON: {str(exc)[:120]})") from None
-    if walker.ws(end) != len(text):
-        raise TdocError(f"{display}: not an OpenCode export (data after the JSON document)")
-    info = doc.get("info")
-    entries = doc.get("messages")
-    if not isinstance(info, dict) or not isinstance(entries, list):
-        raise TdocError(f"{display}: not an OpenCode export (needs an `info` object and a `messages` array)")
-    sid = info.get("id") if isinstance(info.get("id"), str) else "(unknown session)"
-    session = OcSession(sid, _text(info.get("title")), _text(info.get("parentID")))
-    records = 0
-    for entry in entries:
-        records += 1 + _add_export_message(session, entry)
-    return session, records
-
-
-def _add_export_message(session: OcSession, entry: dict[str, Any]) -> int:
-    body, line, end_line = entry["value"], entry["line"], entry["end_line"]
-    info = body.get("info") if isinstance(body, dict) else None
-    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
-        session.problems.append(RecordProblem(session.id, None, None, "message entry without an info object", line))
-        return 0
-    mid = info["id"]
-    unusable = values.problem(body)
-    if unusable:
-        session.problems.append(RecordProblem(session.id, None, mid, f"message holds {unusable}", line))
-        return 0
-    msg = OcMessage(mid, session.id, {**info, "sessionID": info.get("sessionID", session.id)},
-                    loc=Loc(line=line, end_line=end_line))
-    parts = body.get("parts")
-    if not isinstance(parts, list):
-        parts = []
-    for spanned in parts:
-        data = spanned.get("value") if isinstance(spanned, dict) else None
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            session.problems.append(RecordProblem(session.id, None, mid, "part is not an object with an id",
-                                                  spanned.get("line") if isinstance(spanned, dict) else line))
-            continue
-        msg.parts.append(OcPart(data["id"], mid, {**data, "messageID": mid},
-                                loc=Loc(line=spanned["line"], end_line=spanned["end_line"])))
-    session.messages.append(msg)
-    return len(parts)

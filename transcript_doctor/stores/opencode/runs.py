@@ -34,10 +34,15 @@ class Run:
         return self.assistants[-1] if self.assistants else None
 
     def evidence(self) -> Evidence:
-        """The run's merged evidence (computed once the run is complete)."""
+        """The run's merged evidence (computed once the run is complete, when first asked for)."""
         if self._evidence is None:
+            assistants = self.assistants
+            own = self._final_evidence if len(assistants) == 1 else None  # one message: its own evidence
+            if own is not None:
+                self._evidence = own
+                return own
             ev = Evidence()
-            for msg in self.assistants:
+            for msg in assistants:
                 self._final_evidence = completion.message_evidence(msg.info, [p.data for p in msg.parts])
                 ev = completion.merge(ev, self._final_evidence)
             self._evidence = ev
@@ -84,8 +89,8 @@ def build_runs(messages: list[OcMessage]) -> list[Run]:
         final = run.final
         if final is not None:
             parts = [p.data for p in final.parts]
-            evidence = run.evidence()
-            run.decision = completion.decide(final.info, parts, evidence, open_run=run.open, own=run._final_evidence)
+            own = run._final_evidence = completion.message_evidence(final.info, parts)
+            run.decision = completion.decide(final.info, parts, run.evidence, open_run=run.open, own=own)
     return runs
 
 
@@ -115,5 +120,6 @@ class SessionView:
         }
 
 
-def analyse(session: OcSession) -> SessionView:
-    return SessionView(session, project(session.messages), build_runs(session.messages))
+def analyse(session: OcSession, wire: bool = True) -> SessionView:
+    """The session's projection and runs; `wire=False`: without the request's wire shape (scans)."""
+    return SessionView(session, project(session.messages, wire), build_runs(session.messages))

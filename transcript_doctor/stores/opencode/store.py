@@ -18,6 +18,7 @@ from ..base import HealOptions, Options, Store, StoreKind
 from ..collector import paused_per_item
 from ..options import SqliteOptions
 from .checks import session_pass
+from .export import parse_export
 from .reader import (
     MESSAGE_TABLE,
     PART_TABLE,
@@ -25,7 +26,6 @@ from .reader import (
     OcSession,
     SessionRow,
     open_db,
-    parse_export,
 )
 from .runs import SessionView, analyse
 from .sniff import sniff_db, sniff_export
@@ -89,10 +89,11 @@ class OpencodeDbStore(Store):
             raise TdocError(f"{self.display}: no session {session!r}")
         return rows
 
-    def views(self, options: Options) -> Iterator[SessionView]:
-        """Each session read and analysed (with the cyclic collector paused: `stores.collector`)."""
+    def views(self, options: Options, wire: bool = False) -> Iterator[SessionView]:
+        """Each session read and analysed (with the cyclic collector paused: `stores.collector`);
+        `wire`: with the request's wire shape (replay), which the rules do not read."""
         rows = self._rows(options.session)
-        yield from paused_per_item(analyse(self.reader.read_session(row)) for row in rows)
+        yield from paused_per_item(analyse(self.reader.read_session(row), wire) for row in rows)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._pass.conversations(self.views(options))
@@ -111,7 +112,7 @@ class OpencodeDbStore(Store):
                           evidence={"check": check, "problems": problems[:20], "count": len(problems)})
 
     def replay(self, options: Options) -> Any:
-        out = [v.replay_dict(self.format) for v in self.views(options)]
+        out = [v.replay_dict(self.format) for v in self.views(options, wire=True)]
         return out[0] if options.session is not None else out
 
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
@@ -157,10 +158,10 @@ class OpencodeExportStore(Store):
     def record_count(self) -> int:
         return self._records
 
-    def views(self, options: Options) -> Iterator[SessionView]:
+    def views(self, options: Options, wire: bool = False) -> Iterator[SessionView]:
         if options.session is not None and options.session != self.session.id:
             raise TdocError(f"{self.display}: holds session {self.session.id}, not {options.session!r}")
-        yield analyse(self.session)
+        yield analyse(self.session, wire)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._pass.conversations(self.views(options))
@@ -169,7 +170,7 @@ class OpencodeExportStore(Store):
         yield from self._pass.findings(lambda: self.views(options), codes)
 
     def replay(self, options: Options) -> Any:
-        return next(self.views(options)).replay_dict(self.format)
+        return next(self.views(options, wire=True)).replay_dict(self.format)
 
     def locate(self, position: int, session: str | None = None) -> dict[str, Any] | None:
         if session is not None and session != self.session.id:

@@ -1,0 +1,177 @@
+"""The OpenCode scan's short cuts are pinned to the general paths they stand for.
+
+* The projection locates every request message and part at the OpenCode message and part behind
+  it while it builds them; `checks._relocate` (an id lookup, the general rule) must find the same
+  places, and where ids repeat `conversation` must hand over what `_relocate` gives.
+* `first_position` / `part_position`, derived from the shared-model messages, must equal what the
+  request (`wire`) says: the first position naming each message and part.
+* A run's verdict reads the merged run evidence only for an empty final text: the verdict must be
+  the one computed with the merged evidence at hand, and a one-message run's evidence is that
+  message's own.
+* The reader's inline parse of `data` cells must accept and refuse exactly what `_decode_row` does.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from tests.opencode.sessions import sessions
+from tests.test_opencode_support import fixture_schema
+from transcript_doctor.model import Loc
+from transcript_doctor.stores.opencode import checks, completion
+from transcript_doctor.stores.opencode.projection import project
+from transcript_doctor.stores.opencode.reader import DbReader, OcMessage, OcPart, OcSession, _decode_row, _message, open_db
+from transcript_doctor.stores.opencode.runs import Evidence, analyse, build_runs
+
+STORE = SimpleNamespace(display="x.db", format="opencode-db")
+
+
+def _relocated(session: OcSession) -> list:
+    """The projection's messages located by the general rule (an id lookup per message and part)."""
+    view = analyse(copy.deepcopy(session))
+    checks._relocate(checks.Context(STORE, view), view.projection.messages)
+    return view.projection.messages
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions(repeat_ids=False))
+def test_with_unique_ids_the_projection_is_located_as_the_id_lookup_locates(session: OcSession) -> None:
+    assert project(session.messages).messages == _relocated(session)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions())
+def test_the_conversation_is_located_as_the_id_lookup_locates(session: OcSession) -> None:
+    expected = _relocated(session)
+    assert checks.conversation(STORE, analyse(session)).messages == expected
+
+
+def test_repeated_ids_are_noticed() -> None:
+    """Near miss of the above: where ids repeat, the lookup finds the last holder, not each one's own."""
+    first = OcMessage("m", "s", {"role": "user"}, loc=Loc(row="m", table="message"))
+    second = OcMessage("m", "s", {"role": "user"}, loc=Loc(row="m2", table="message"))
+    for msg in (first, second):
+        msg.parts.append(OcPart("p", "m", {"type": "text", "text": "hi"}, Loc(row=msg.loc.row, table="part")))
+    session = OcSession("s", messages=[first, second])
+    view = analyse(session)
+    assert view.projection.messages[0].loc is first.loc
+    assert checks.conversation(STORE, view).messages[0].loc is second.loc
+
+
+def _wire_positions(wire: list) -> tuple[dict, dict]:
+    first: dict = {}
+    parts: dict = {}
+    for position, sent in enumerate(wire):
+        first.setdefault(sent["origin"]["message"], position)
+        for pid in sent["origin"]["parts"]:
+            parts.setdefault(pid, position)
+    return first, parts
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions())
+def test_positions_derived_from_the_messages_are_the_requests(session: OcSession) -> None:
+    projection = project(session.messages)
+    assert (projection.first_position, projection.part_position) == _wire_positions(projection.wire)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions())
+def test_a_verdict_is_the_one_the_merged_evidence_gives(session: OcSession) -> None:
+    for run in build_runs(session.messages):
+        final = run.final
+        if final is None:
+            continue
+        parts = [p.data for p in final.parts]
+        merged = Evidence()
+        for msg in run.assistants:
+            merged = completion.merge(merged, completion.message_evidence(msg.info, [p.data for p in msg.parts]))
+        assert run.evidence() == merged
+        eager = completion.decide(final.info, parts, merged, open_run=run.open)
+        assert run.decision == eager
+
+
+# --------------------------------------------------------------------------- the reader
+
+CELLS = st.one_of(
+    st.sampled_from([b'{"type": "text", "text": "\\ud800"}', b'{"a": 1e400}', b'{"a": NaN}', b"[1, 2]", b'"text"',
+                     b"{bad", b"\xff\xfe{}", b"", b"null", b'{"k": ' + b"[" * 250 + b"]" * 250 + b"}",
+                     b'{"deep": ' + b"[" * 150 + b"]" * 150 + b"}", b'{"type": "text", "text": "' + b"x" * 600 + b'"}']),
+    st.dictionaries(st.sampled_from(["type", "text", "role"]), st.sampled_from(["text", "user", 1, None]), max_size=3)
+    .map(lambda d: json.dumps(d).encode()),
+    st.integers(-(2**63), 2**63 - 1), st.text(max_size=4),
+)
+IDS = st.one_of(st.sampled_from(["a", "b", "c"]), st.integers(0, 2), st.none())
+
+
+def _expected(conn: sqlite3.Connection, sql: str, table: str) -> tuple[list[tuple], list[str]]:
+    """(id, object) of the readable rows and the ids of the refused ones, by `_decode_row` alone."""
+    kept, refused = [], []
+    for rid, raw in conn.execute(sql):
+        value, _problem = _decode_row(raw)
+        if value is None or not isinstance(rid, str):
+            refused.append(f"{table}:{rid}")
+        else:
+            kept.append((rid, value))
+    return kept, refused
+
+
+def _strip(value: dict, keys: tuple[str, ...]) -> dict:
+    return {k: v for k, v in value.items() if k not in keys}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(IDS, CELLS), max_size=5), st.lists(CELLS, max_size=5), st.booleans())
+@example(messages=[], parts=[b'{"k": ' + b"[" * 250 + b"]" * 250 + b"}"], owned=True)
+def test_the_reader_keeps_exactly_the_rows_the_general_decoder_reads(messages: list, parts: list, owned: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "opencode.db"
+        conn = sqlite3.connect(path)
+        for sql in fixture_schema():
+            conn.execute(sql)
+        conn.executemany("INSERT OR IGNORE INTO message (id, session_id, time_created, time_updated, data) "
+                         "VALUES (?, 's', 0, 0, ?)", [("a", b'{"role": "user"}')] * owned + [(mid, raw) for mid, raw in messages if mid is not None])
+        conn.executemany("INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) "
+                         "VALUES (?, 'a', 's', 0, 0, ?)", [(f"p{i}", raw) for i, raw in enumerate(parts)])
+        conn.commit()
+        conn.close()
+        read = open_db(path)
+        try:
+            reader = DbReader(read, str(path))
+            rows = [r for r in reader.sessions() if r.id == "s"]
+            session = reader.read_session(rows[0]) if rows else OcSession("s")
+            kept, refused = _expected(read, "SELECT id, CAST(data AS BLOB) FROM message ORDER BY time_created, id", "message")
+            readable = any(mid == "a" for mid, _ in kept)
+            part_kept, part_refused = _expected(read, "SELECT id, CAST(data AS BLOB) FROM part ORDER BY id", "part") if readable else ([], [])
+        finally:
+            read.close()
+    assert [(m.id, _strip(m.info, ("id", "sessionID"))) for m in session.messages] == kept
+    owner = [m for m in session.messages if m.id == "a"]
+    assert [(p.id, _strip(p.data, ("id", "sessionID", "messageID"))) for m in owner for p in m.parts] == part_kept
+    assert [f"{p.table}:{p.row}" for p in session.problems] == refused + part_refused
+
+
+def test_the_inline_message_equals_the_dataclass_message() -> None:
+    loc = Loc(row="m", table="message")
+    for info in ({"role": "assistant"}, {"role": 7}, {}):
+        assert _message("m", "s", info, loc) == OcMessage("m", "s", info, [], loc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions())
+def test_a_projection_without_the_wire_shape_is_the_same_otherwise(session: OcSession) -> None:
+    full, lean = project(session.messages), project(session.messages, wire=False)
+    assert lean.messages == full.messages
+    assert (lean.anomalies, lean.start, lean.sent) == (full.anomalies, full.start, len(full.wire))
+    assert (lean.first_position, lean.part_position) == (full.first_position, full.part_position)
+    with pytest.raises(RuntimeError):
+        lean.wire  # noqa: B018  (a replay of a lean projection would be a bug: it says so)
