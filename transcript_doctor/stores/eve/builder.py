@@ -109,7 +109,8 @@ class Builder:
         if previous is not None and previous.status == "open":
             previous.status = "abandoned"
         attempt = previous.attempt + 1 if previous else 1
-        step = Step(key=key, turn=turn.id, attempt=attempt, line=self.line, retry_reason=retry_reason)
+        step = Step(key, turn.id, attempt, self.line)  # positional: a third cheaper than by name
+        step.retry_reason = retry_reason
         turn.steps.append(step)
         return self._own(step)
 

@@ -104,10 +104,20 @@ class V26Decoder:
 
     def _appended(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         step = self.b.step(turn, key)
-        part = key_of(data.get("sequence")) or "0"
-        if isinstance(data.get("messageDelta"), str):
-            self._mode("delta")
-            self.b.append_text(step, part, data["messageDelta"])
+        part = data.get("sequence")
+        if part.__class__ is not str:
+            part = key_of(part)
+        part = part or "0"
+        delta = data.get("messageDelta")
+        if delta.__class__ is str:  # the common append, inline: `_mode("delta")`, `append_text`
+            stream = self.b.stream
+            if stream.text_mode is None:
+                stream.text_mode = "delta"
+            chunks = step.chunks.get(part)
+            if chunks is None:
+                step.chunks[part] = [delta]
+            else:
+                chunks.append(delta)
         elif isinstance(data.get("message"), str):
             self._mode("cumulative")
             self.b.append_text(step, part, data["message"], cumulative=True)
