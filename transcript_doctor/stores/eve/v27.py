@@ -161,12 +161,20 @@ class V27Decoder:
     def _delta(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
         step = self.b.step(turn, run)
         delta = data.get("delta")
-        if not isinstance(delta, str):
+        if delta.__class__ is not str:
             return
-        if data.get("kind", "text") == "reasoning":
+        kind = data.get("kind", "text")
+        if kind == "text":  # the common delta, inline: `append_text`
+            part = data.get("partId")
+            if part.__class__ is not str or not part:
+                part = "0"
+            chunks = step.chunks.get(part)
+            if chunks is None:
+                step.chunks[part] = [delta]
+            else:
+                chunks.append(delta)
+        elif kind == "reasoning":
             self.b.append_reasoning(step, delta)
-        elif data.get("kind", "text") == "text":
-            self.b.append_text(step, opt_str(data.get("partId")) or "0", delta)
 
     def _content(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
         step = self.b.step(turn, run)
