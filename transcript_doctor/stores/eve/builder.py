@@ -60,10 +60,13 @@ class Builder:
 
     def turn(self, turn_id: str | None) -> Turn:
         """The turn named (or the open one), opened here when the stream never started it."""
+        current = self._current
         if turn_id is None:
-            if self._current is not None:
-                return self._current
+            if current is not None:
+                return current
             turn_id = f"turn@{self.line}"
+        elif current is not None and current.id == turn_id:
+            return current  # the common case: the open turn again
         turn = self._turns.get(turn_id)
         if turn is None:
             turn = Turn(id=turn_id, line=self.line)
@@ -106,7 +109,8 @@ class Builder:
         if previous is not None and previous.status == "open":
             previous.status = "abandoned"
         attempt = previous.attempt + 1 if previous else 1
-        step = Step(key=key, turn=turn.id, attempt=attempt, line=self.line, retry_reason=retry_reason)
+        step = Step(key, turn.id, attempt, self.line)  # positional: a third cheaper than by name
+        step.retry_reason = retry_reason
         turn.steps.append(step)
         return self._own(step)
 
@@ -117,7 +121,11 @@ class Builder:
         if step is None:
             step = Step(key=key or f"step@{self.line}", turn=turn.id, attempt=1, line=self.line)
             turn.steps.append(step)
-        return self._own(step)
+        lines = step.lines  # `_own(step)`, inline: the common call of every step-scoped record
+        if not lines or lines[-1] != self.line:
+            lines.append(self.line)
+            self._line_steps.append(step)
+        return step
 
     def settle_step(
         self,

@@ -44,9 +44,11 @@ def native_findings(store: EveStore, codes: Collection[str]) -> Iterator[Finding
     if TURN_CODES & set(codes):
         has_human = any(turn.human for turn in store.stream.turns)
         for turn in store.stream.turns:
-            yield from _markers(store, turn)
-            yield from _filler(store, turn, has_human)
-            yield from _non_terminal(store, turn)
+            replies = turn.replies  # built once per turn: a property that sorts
+            final = _final_reply(replies)
+            yield from _markers(store, turn, replies)
+            yield from _filler(store, turn, final, has_human)
+            yield from _non_terminal(store, turn, final)
             yield from _phantoms(store, turn)
     if "E601" in codes:
         yield from _rejections(store)
@@ -75,8 +77,8 @@ def delivered(turn: Turn, reply: Reply) -> bool:
     return True
 
 
-def _markers(store: EveStore, turn: Turn) -> Iterator[Finding]:
-    for reply in turn.replies:
+def _markers(store: EveStore, turn: Turn, replies: list[Reply]) -> Iterator[Finding]:
+    for reply in replies:
         if not delivered(turn, reply):
             continue
         assert reply.text is not None
@@ -117,17 +119,17 @@ def _reply_evidence(turn: Turn, reply: Reply) -> dict[str, Any]:
 # --------------------------------------------------------------------------- S306
 
 
-def _final_reply(turn: Turn) -> Reply | None:
-    for reply in reversed(turn.replies):
+def _final_reply(replies: list[Reply]) -> Reply | None:
+    """The last reply with text (`replies`: a turn's, `Turn.replies`)."""
+    for reply in reversed(replies):
         if reply.text is not None and not is_blank(reply.text):
             return reply
     return None
 
 
-def _filler(store: EveStore, turn: Turn, session_has_human: bool) -> Iterator[Finding]:
+def _filler(store: EveStore, turn: Turn, reply: Reply | None, session_has_human: bool) -> Iterator[Finding]:
     if turn.human:
         return
-    reply = _final_reply(turn)
     if reply is None or reply.phase != "reply" or reply.finish_reason == "tool-calls":
         return
     if not delivered(turn, reply) or classify(reply.text) is not None or not may_be_filler(reply.text):
@@ -185,8 +187,9 @@ def _trigger_label(turn: Turn) -> str:
 def _step_of(turn: Turn, reply: Reply) -> Step | None:
     """The attempt that completed `reply`."""
     for step in turn.steps:
-        if any(r is reply for r in step.replies):
-            return step
+        for r in step.replies:
+            if r is reply:
+                return step
     return None
 
 
@@ -205,10 +208,10 @@ def _retry_evidence(turn: Turn, reply: Reply) -> dict[str, Any]:
 # --------------------------------------------------------------------------- T403
 
 
-def _non_terminal(store: EveStore, turn: Turn) -> Iterator[Finding]:
+def _non_terminal(store: EveStore, turn: Turn, reply: Reply | None) -> Iterator[Finding]:
+    """`reply`: the turn's final reply (`_final_reply`)."""
     if turn.outcome is None:
         return  # still running when the stream ends
-    reply = _final_reply(turn)
     if reply is None:
         return
     reason = _non_terminal_reason(turn, reply)

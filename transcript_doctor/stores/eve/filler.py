@@ -233,6 +233,13 @@ def filler_kind(text: str | None, evidence: TurnEvidence = NO_EVIDENCE) -> Fille
 
 def words(lowered: str) -> list[str]:
     """The word tokens of lower-cased text, French elisions split (`l'analyse` -> `l`, `analyse`)."""
+    if "'" not in lowered:
+        return _WORD.findall(lowered)  # no token to split (`words_split` is the general path)
+    return words_split(lowered)
+
+
+def words_split(lowered: str) -> list[str]:
+    """`words`, splitting every token at its apostrophes where the head is an elision."""
     out: list[str] = []
     for token in _WORD.findall(lowered):
         head, sep, rest = token.partition("'")

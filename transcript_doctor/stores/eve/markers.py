@@ -119,8 +119,13 @@ def classify(text: str | None) -> str | None:
     `in-prose` -- the exact marker inside a longer reply (S303);
     None       -- no marker.
     """
-    if text is None:
-        return None
+    if text is None or ("<" not in text and "&lt;" not in text):
+        return None  # every form (exact, escaped twin, tag-shaped after unescaping) holds one of them
+    return classify_text(text)
+
+
+def classify_text(text: str) -> str | None:
+    """`classify` without its shortcut for text that holds no bracket (the reference for it)."""
     if is_exact(text):
         return "exact"
     if is_marker_shaped(text):

@@ -9,7 +9,7 @@ with no usable record at all is an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from ..collector import collector_paused
 from .builder import Builder
 from .sniff import V26, shape_of
 from .sniff import sniff as sniff  # where callers have looked for it
-from .turns import Problem, Stream
+from .turns import Problem, Step, Stream
 from .v26 import V26Decoder
 from .v27 import V27Decoder
 
@@ -33,12 +33,8 @@ def read_stream(path: Path, display: str | None = None) -> Stream:
         fh = open(path, "rb")
     except OSError as exc:
         raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    offset = 0
-    feed = reader.feed_line
     with fh, collector_paused():
-        for number, raw in enumerate(fh, start=1):
-            feed(number, offset, raw)
-            offset += len(raw)
+        reader.read_lines(fh)
     stream = reader.finish()
     if stream.events == 0 and stream.duplicates == 0:
         first = f" ({stream.problems[0].message})" if stream.problems else ""
@@ -60,20 +56,47 @@ class _Reader:
         self.pending: list[Problem] = []  # problems seen before the format is known
         self.records = 0
 
-    def feed_line(self, number: int, offset: int, raw: bytes) -> None:
-        """One line as read, with its line end. The common case (a shallow JSON object of this
-        stream's version) is parsed and applied inline; anything else goes through `feed`."""
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            record = None
-        if record.__class__ is dict and (len(raw) < _SHALLOW or not values.may_be_deep(raw)):
-            if self.builder is not None and shape_of(record) == self.version:
-                self.records += 1
-                self._apply(number, record)
-                return
-        ended = raw.endswith(b"\n")
-        self.feed(number, offset, raw.rstrip(b"\r\n"), ended)
+    def read_lines(self, lines: Iterable[bytes]) -> None:
+        """Every line as read, with its line end. The common record (a shallow JSON object of this
+        stream's version) is parsed and applied here, the builder's per-line bookkeeping inline
+        (`Builder.apply_line`); anything else goes through `feed`, the general path."""
+        loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
+        builder, decode, ours = self.builder, self.decode, self.ours
+        v26 = ours is _is_v26  # its test inline below: the common case, no call per line
+        number = offset = inline = 0
+        for raw in lines:
+            number += 1
+            try:
+                record = loads(raw)
+            except decode_error:
+                record = None
+            if (
+                builder is not None
+                and record.__class__ is dict
+                and (len(raw) < _SHALLOW or not may_be_deep(raw))
+                and (record.get("type").__class__ is str and "facts" not in record if v26 else ours(record))
+            ):
+                inline += 1
+                builder.line = number
+                steps: list[Step] = []
+                builder._line_steps = steps
+                builder._line_other = False
+                reason = decode(record)  # type: ignore[misc]
+                if len(steps) > 1 or (steps and builder._line_other):
+                    for step in steps:
+                        step.shared = True
+                if reason:
+                    self._problem(Problem("F504", number, f"line {number}: {reason}"))
+            else:
+                self.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
+                builder, decode, ours = self.builder, self.decode, self.ours  # set by the first record
+                v26 = ours is _is_v26
+            offset += len(raw)
+        self.records += inline
+
+    def ours(self, record: dict[str, Any]) -> bool:
+        """`shape_of(record) == self.version`, for a dict (set by `_start`)."""
+        return shape_of(record) == self.version
 
     def feed(self, number: int, offset: int, body: bytes, ended: bool) -> None:
         """One line without its line end (`ended`: it had one): the general path."""
@@ -108,9 +131,11 @@ class _Reader:
         if shape == V26:
             self.v26 = V26Decoder(self.builder)
             self.decode = self.v26.apply
+            self.ours = _is_v26  # type: ignore[method-assign]
         else:
             self.v27 = V27Decoder(self.builder)
             self.decode = self.v27.apply_record
+            self.ours = _is_v27  # type: ignore[method-assign]
         self.builder.stream.problems.extend(self.pending)
         self.pending = []
 
@@ -133,7 +158,25 @@ class _Reader:
         else:
             stream = self.builder.finish()
         stream.records = self.records
+        # A decoder's handler table holds its bound methods, a cycle that reaches the builder and
+        # so every turn read: broken here, the stream is freed as soon as its caller drops it
+        # instead of at the next full collection (which, until then, walks all of it).
+        for decoder in (self.v26, self.v27):
+            if decoder is not None:
+                decoder.close()
         return stream
+
+
+def _is_v26(record: dict[str, Any]) -> bool:
+    """`shape_of(record) == V26` for a dict."""
+    return record.get("type").__class__ is str and "facts" not in record
+
+
+def _is_v27(record: dict[str, Any]) -> bool:
+    """`shape_of(record) == V27` for a dict."""
+    if "facts" in record:
+        return True
+    return record.get("type").__class__ is not str and record.get("progress").__class__ is dict
 
 
 def _parse_problem(number: int, offset: int, body: bytes, ended: bool, exc: Exception) -> Problem:

@@ -10,6 +10,7 @@ from ...fixes.jsonl_heal import line_heal_plan
 from ...heal.plan import HealPlan
 from ...model import Finding
 from ..base import HealOptions, Options, Store, StoreKind
+from ..collector import collector_paused
 from .checks import native_findings as eve_findings
 from .reader import read_stream
 from .replay import replay
@@ -42,7 +43,11 @@ class EveStore(Store):
     # be mapped to a request position with certainty, so the shared rules have nothing to read
     # (see docs/eve.md). Everything eve reports is its own.
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
-        return eve_findings(self, codes)
+        # The findings and their evidence hold no cycles: made with the collector paused, so a
+        # full collection does not walk the whole rebuilt stream because they survived (issue 20).
+        with collector_paused():
+            found = list(eve_findings(self, codes))
+        return iter(found)
 
     def plan_heal(self, findings: list[Finding], options: HealOptions) -> HealPlan:
         """Line edits only (a torn tail, the records of an attempt that left nothing)."""

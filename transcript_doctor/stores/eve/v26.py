@@ -14,18 +14,19 @@ from .builder import Builder
 from .events import failure, input_text, is_human_kind, key_of, opt_str, text_of
 from .sniff import EVENT_TYPES as EVENT_TYPES  # the record types this decoder reads
 
+# A handler gets the event's `data`, its `turnId` (`opt_str`) and its `stepIndex` as a key (`key_of`).
+Handler = Callable[[dict[str, Any], "str | None", "str | None"], object]
+
 
 class V26Decoder:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
         self._seen: set[str] = set()
-        self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
+        self._handlers: dict[str, Handler] = {
             "session.started": self._session_started,
-            "turn.started": lambda d: self.b.start_turn(opt_str(d.get("turnId")), d.get("trigger")),
+            "turn.started": lambda d, t, k: self.b.start_turn(t, d.get("trigger")),
             "message.received": self._received,
-            "step.started": lambda d: self.b.start_step(
-                opt_str(d.get("turnId")), key_of(d.get("stepIndex")) or "0", opt_str(d.get("retryReason"))
-            ),
+            "step.started": lambda d, t, k: self.b.start_step(t, k or "0", opt_str(d.get("retryReason"))),
             "message.appended": self._appended,
             "message.completed": self._completed,
             "reasoning.appended": self._reasoning,
@@ -34,70 +35,89 @@ class V26Decoder:
             "action.result": self._action_result,
             "step.completed": self._step_completed,
             "step.failed": self._step_failed,
-            "turn.completed": lambda d: self.b.end_turn(opt_str(d.get("turnId")), "completed"),
+            "turn.completed": lambda d, t, k: self.b.end_turn(t, "completed"),
             "turn.failed": self._turn_failed,
-            "turn.cancelled": lambda d: self.b.end_turn(opt_str(d.get("turnId")), "cancelled"),
-            "compaction.requested": lambda d: self._context(d, "compaction", "requested"),
-            "compaction.completed": lambda d: self._context(d, "compaction", "completed"),
-            "context.cleared": lambda d: self._context(d, "clear", "completed"),
+            "turn.cancelled": lambda d, t, k: self.b.end_turn(t, "cancelled"),
+            "compaction.requested": lambda d, t, k: self._context(d, t, "compaction", "requested"),
+            "compaction.completed": lambda d, t, k: self._context(d, t, "compaction", "completed"),
+            "context.cleared": lambda d, t, k: self._context(d, t, "clear", "completed"),
             "session.failed": self._session_failed,
             "session.completed": self._session_completed,
         }
 
     def apply(self, event: dict[str, Any]) -> str | None:
-        """Apply one event; a reason string when the event cannot be used."""
+        """Apply one event; a reason string when the event cannot be used. (JSON gives exact
+        `str`/`dict` values, so the type tests compare classes: no call per test.)"""
         kind = event.get("type")
-        if not isinstance(kind, str):
+        if kind.__class__ is not str:
             return "event without a string `type`"
         data = event.get("data")
         if data is None:
             data = {}
-        elif not isinstance(data, dict):
+        elif data.__class__ is not dict:
             return f"`{kind}` event whose `data` is not an object"
         meta = event.get("meta")
-        event_id = meta.get("id") if isinstance(meta, dict) else None
-        if isinstance(event_id, str):
-            if event_id in self._seen:
-                self.b.stream.duplicates += 1
-                return None
-            self._seen.add(event_id)
+        if meta.__class__ is dict:
+            event_id = meta.get("id")
+            if event_id.__class__ is str:
+                if event_id in self._seen:
+                    self.b.stream.duplicates += 1
+                    return None
+                self._seen.add(event_id)
+        turn = data.get("turnId")  # `opt_str` and `key_of` inline: once per event
+        if turn.__class__ is not str:
+            turn = None
+        key = data.get("stepIndex")
+        if key is not None and key.__class__ is not str:
+            key = str(key) if key.__class__ is int else key_of(key)
         handler = self._handlers.get(kind)
         if handler is None:
-            self._step_scoped(data)
+            self._step_scoped(data, turn, key)
             return None
-        handler(data)
+        handler(data, turn, key)
         self.b.stream.events += 1
         return None
 
+    def close(self) -> None:
+        """Drop the handler table (bound methods of this decoder: a reference cycle)."""
+        self._handlers.clear()
+
     # ------------------------------------------------------------------ handlers
 
-    def _step_scoped(self, data: dict[str, Any]) -> None:
+    def _step_scoped(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         """An event the rules do not read: attribute its line to its step when it names one."""
         self.b.stream.events += 1
         if "stepIndex" in data:
-            self.b.step(opt_str(data.get("turnId")), key_of(data.get("stepIndex")))
+            self.b.step(turn, key)
         else:
             self.b.other()
 
-    def _step(self, data: dict[str, Any]):
-        return self.b.step(opt_str(data.get("turnId")), key_of(data.get("stepIndex")))
-
-    def _session_started(self, data: dict[str, Any]) -> None:
+    def _session_started(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         self.b.other()
         session_id = opt_str(data.get("sessionId"))
         if session_id and not self.b.stream.session_id:
             self.b.stream.session_id = session_id
 
-    def _received(self, data: dict[str, Any]) -> None:
+    def _received(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         kind = opt_str(data.get("kind"))
-        self.b.add_input(opt_str(data.get("turnId")), kind, input_text(data), is_human_kind(kind))
+        self.b.add_input(turn, kind, input_text(data), is_human_kind(kind))
 
-    def _appended(self, data: dict[str, Any]) -> None:
-        step = self._step(data)
-        part = key_of(data.get("sequence")) or "0"
-        if isinstance(data.get("messageDelta"), str):
-            self._mode("delta")
-            self.b.append_text(step, part, data["messageDelta"])
+    def _appended(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        step = self.b.step(turn, key)
+        part = data.get("sequence")
+        if part.__class__ is not str:
+            part = key_of(part)
+        part = part or "0"
+        delta = data.get("messageDelta")
+        if delta.__class__ is str:  # the common append, inline: `_mode("delta")`, `append_text`
+            stream = self.b.stream
+            if stream.text_mode is None:
+                stream.text_mode = "delta"
+            chunks = step.chunks.get(part)
+            if chunks is None:
+                step.chunks[part] = [delta]
+            else:
+                chunks.append(delta)
         elif isinstance(data.get("message"), str):
             self._mode("cumulative")
             self.b.append_text(step, part, data["message"], cumulative=True)
@@ -106,69 +126,66 @@ class V26Decoder:
         if self.b.stream.text_mode is None:
             self.b.stream.text_mode = mode
 
-    def _completed(self, data: dict[str, Any]) -> None:
-        step = self._step(data)
+    def _completed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        step = self.b.step(turn, key)
         message = data.get("message")
         text = message if message is None or isinstance(message, str) else text_of(message)
         finish = opt_str(data.get("finishReason"))
         phase = opt_str(data.get("phase")) or ("narration" if finish == "tool-calls" else "reply")
         self.b.complete_reply(step, key_of(data.get("sequence")) or "0", text, phase, finish)
 
-    def _reasoning(self, data: dict[str, Any]) -> None:
-        step = self._step(data)
+    def _reasoning(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        step = self.b.step(turn, key)
         if isinstance(data.get("reasoningDelta"), str):
             self.b.append_reasoning(step, data["reasoningDelta"])
         elif isinstance(data.get("reasoning"), str):
             self.b.append_reasoning(step, data["reasoning"], cumulative=True)
 
-    def _reasoning_completed(self, data: dict[str, Any]) -> None:
-        step = self._step(data)
+    def _reasoning_completed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        step = self.b.step(turn, key)
         text = data.get("reasoning", data.get("text"))
         if isinstance(text, str):
             self.b.append_reasoning(step, text, cumulative=True)
 
-    def _actions(self, data: dict[str, Any]) -> None:
-        step = self._step(data)
+    def _actions(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        step = self.b.step(turn, key)
         actions = data.get("actions")
         for action in actions if isinstance(actions, list) else ():
             if isinstance(action, dict) and isinstance(action.get("callId"), str):
                 name = opt_str(action.get("toolName")) or ""
                 self.b.request_call(step, action["callId"], name, action.get("input"))
 
-    def _action_result(self, data: dict[str, Any]) -> None:
+    def _action_result(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         call_id = opt_str(data.get("callId"))
         if call_id is None:
             self.b.other()
             return
         failed = data.get("error") is not None or data.get("isError") is True
         outcome = opt_str(data.get("outcome")) or ("failed" if failed else "completed")
-        self.b.settle_call(opt_str(data.get("turnId")), call_id, outcome, data.get("output"), data.get("error"))
+        self.b.settle_call(turn, call_id, outcome, data.get("output"), data.get("error"))
 
-    def _step_completed(self, data: dict[str, Any]) -> None:
-        step = self.b.settle_step(
-            opt_str(data.get("turnId")), key_of(data.get("stepIndex")), "completed", opt_str(data.get("finishReason"))
-        )
+    def _step_completed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        step = self.b.settle_step(turn, key, "completed", opt_str(data.get("finishReason")))
         usage = data.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("outputTokens"), int):
             step.output_tokens = usage["outputTokens"]
 
-    def _step_failed(self, data: dict[str, Any]) -> None:
+    def _step_failed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         error = failure(self.b.line, "step", data)
-        self.b.settle_step(opt_str(data.get("turnId")), key_of(data.get("stepIndex")), "failed", None, error)
+        self.b.settle_step(turn, key, "failed", None, error)
 
-    def _turn_failed(self, data: dict[str, Any]) -> None:
-        turn_id = opt_str(data.get("turnId"))
+    def _turn_failed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         error = failure(self.b.line, "turn", data)
-        error.turn = self.b.turn(turn_id).id
-        self.b.end_turn(turn_id, "failed", error)
+        error.turn = self.b.turn(turn).id
+        self.b.end_turn(turn, "failed", error)
 
-    def _context(self, data: dict[str, Any], op: str, status: str) -> None:
-        self.b.context_op(opt_str(data.get("turnId")), op, status, opt_str(data.get("summary")))
+    def _context(self, data: dict[str, Any], turn: str | None, op: str, status: str) -> None:
+        self.b.context_op(turn, op, status, opt_str(data.get("summary")))
 
-    def _session_failed(self, data: dict[str, Any]) -> None:
+    def _session_failed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         self.b.stream.outcome = "failed"
         self.b.session_failure(failure(self.b.line, "session", data))
 
-    def _session_completed(self, data: dict[str, Any]) -> None:
+    def _session_completed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         self.b.other()
         self.b.stream.outcome = "completed"

@@ -45,40 +45,59 @@ class V27Decoder:
         """Apply a commit or progress record; a reason string when it cannot be used."""
         if "facts" in record:
             facts = record["facts"]
-            if not isinstance(facts, list):
+            if facts.__class__ is not list:
                 return "commit whose `facts` is not a list"
         else:
             facts = [record.get("progress")]
         bad = 0
+        handlers, builder = self._handlers, self.b
         for fact in facts:
-            if self._apply(fact) is not None:
+            # A fact is an object with a string `type`, its `data` and `scope` objects or absent
+            # (`dict_or_empty`, inline: once per fact); `opt_str`/`key_of` inline for the scope ids.
+            # JSON gives exact `str`, `dict` and `list` values: types are tested by class.
+            kind = fact.get("type") if fact.__class__ is dict else None
+            if kind.__class__ is not str:
                 bad += 1
+                continue
+            data = fact.get("data")
+            if data is None:
+                data = {}
+            elif data.__class__ is not dict:
+                bad += 1
+                continue
+            scope = fact.get("scope")
+            if scope is None:
+                turn = data.get("turnId")
+                run = data.get("runId")
+            elif scope.__class__ is dict:
+                turn = scope.get("turnId")
+                if turn.__class__ is not str or not turn:
+                    turn = data.get("turnId")
+                run = scope.get("runId")
+                if run is not None and run.__class__ is not str:
+                    run = key_of(run)
+                if not run:
+                    run = data.get("runId")
+            else:
+                bad += 1
+                continue
+            if turn.__class__ is not str:
+                turn = None
+            if run is not None and run.__class__ is not str:
+                run = key_of(run)
+            builder.stream.events += 1
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(data, turn, run)
+            elif run is not None:
+                builder.step(turn, run)
+            else:
+                builder.other()
         return f"{bad} of {len(facts)} facts are not objects with a string `type`" if bad else None
 
-    def _apply(self, fact: Any) -> str | None:
-        if not isinstance(fact, dict) or not isinstance(fact.get("type"), str):
-            return "bad fact"
-        data = fact.get("data")  # an object, {} when absent (`dict_or_empty`, inline: once per fact)
-        if data is None:
-            data = {}
-        elif not isinstance(data, dict):
-            return "bad fact"
-        scope = fact.get("scope")
-        if scope is None:
-            scope = {}
-        elif not isinstance(scope, dict):
-            return "bad fact"
-        turn = opt_str(scope.get("turnId")) or opt_str(data.get("turnId"))
-        run = key_of(scope.get("runId")) or key_of(data.get("runId"))
-        handler = self._handlers.get(fact["type"])
-        self.b.stream.events += 1
-        if handler is not None:
-            handler(data, turn, run)
-        elif run is not None:
-            self.b.step(turn, run)
-        else:
-            self.b.other()
-        return None
+    def close(self) -> None:
+        """Drop the handler table (bound methods of this decoder: a reference cycle)."""
+        self._handlers.clear()
 
     # ------------------------------------------------------------------ handlers
 
@@ -119,7 +138,7 @@ class V27Decoder:
         if step is None or step.status != "open" or id(step) in self._began:
             step = self.b.start_step(turn, run or f"run@{self.b.line}")
         else:
-            self.b.step(turn, run)
+            self.b._own(step)  # what `self.b.step(turn, run)` does: the turn and step are current
         self._began.add(id(step))
         if step.retry_reason is None:
             step.retry_reason = opt_str(data.get("retryReason"))
@@ -142,12 +161,20 @@ class V27Decoder:
     def _delta(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
         step = self.b.step(turn, run)
         delta = data.get("delta")
-        if not isinstance(delta, str):
+        if delta.__class__ is not str:
             return
-        if data.get("kind", "text") == "reasoning":
+        kind = data.get("kind", "text")
+        if kind == "text":  # the common delta, inline: `append_text`
+            part = data.get("partId")
+            if part.__class__ is not str or not part:
+                part = "0"
+            chunks = step.chunks.get(part)
+            if chunks is None:
+                step.chunks[part] = [delta]
+            else:
+                chunks.append(delta)
+        elif kind == "reasoning":
             self.b.append_reasoning(step, delta)
-        elif data.get("kind", "text") == "text":
-            self.b.append_text(step, opt_str(data.get("partId")) or "0", delta)
 
     def _content(self, data: dict[str, Any], turn: str | None, run: str | None) -> None:
         step = self.b.step(turn, run)
