@@ -1,7 +1,7 @@
 """The OpenCode reader's inline paths are pinned to the general ones.
 
-`_object_or_none` (the inline orjson parse of a `data` cell) must accept exactly the cells
-`_decode_row` accepts, with the same value; `_part` must build the `OcPart` the dataclass builds;
+`_row_data` (the inline orjson parse of a `data` cell, and the row's id test) must accept exactly
+the rows `_decode_row` accepts, with the same value, and refuse the rest for the same reason; `_part` must build the `OcPart` the dataclass builds;
 `message_evidence`'s one pass over the parts must agree with `finish_reason` and the activity tests.
 """
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from transcript_doctor.model import Loc
 from transcript_doctor.stores.opencode import completion
-from transcript_doctor.stores.opencode.reader import OcPart, _decode_row, _object_or_none, _part
+from transcript_doctor.stores.opencode.reader import OcPart, _decode_row, _part, _row_data
 
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5)),
@@ -34,9 +34,15 @@ CELLS = st.one_of(
 
 
 @settings(max_examples=500, deadline=None)
-@given(CELLS)
-def test_inline_parse_accepts_what_the_general_path_accepts(raw: object) -> None:
-    assert _object_or_none(raw) == _decode_row(raw)[0]
+@given(CELLS, st.sampled_from(["prt_1", 7, None]))
+def test_inline_parse_accepts_what_the_general_path_accepts(raw: object, rid: object) -> None:
+    value, problem = _decode_row(raw)
+    if value is None:
+        assert _row_data(raw, rid) == (None, problem)
+    elif not isinstance(rid, str):
+        assert _row_data(raw, rid) == (None, "id is not text")
+    else:
+        assert _row_data(raw, rid) == (value, None)
 
 
 def test_inline_part_equals_the_dataclass_part() -> None:

@@ -70,6 +70,15 @@ class Case:
     w101: int = 1  # W101 findings: one per dropped step, reported (and removable) either way
 
 
+# Two operation sequences (tests/kimi/strategies.py `build`) a CI run's property found, labelled
+# below and replayed as examples of the heal property.
+VACUOUS_OP = ("step", ("empty-think",), (), "end_turn")  # one empty-think step, ended normally
+V2_HOLDS_A_REMOVED_STEP = [("user",), ("user",), ("legacy", 1), ("step", (), (), "error"), ("swarm",), ("undo", 2),
+                           VACUOUS_OP, ("user",), ("legacy", 1)]
+UNDO_AFTER_A_FIX = [("undo", 2), VACUOUS_OP, ("user",), ("legacy", 1), ("undo", 1), VACUOUS_OP,
+                    ("user",), ("legacy", 1)]
+
+
 def _cascade() -> Journal:
     # 2 p1, 3-5 s1, 6 p2, 7 p3, 8 legacy 3; 9-11 s2, 12 p4, 13 legacy 3
     j = vacuous_steps(Journal().user("p1"), "s1").user("p2").user("p3").legacy_compaction(3)
@@ -138,8 +147,7 @@ CASES = {
     # v2 keeps the failed step s3 (6-7) partial below the cut, where v1's undo took it: the count
     # lowered by s6 alone would align v2, but the heal removes s3 too (C203), moving v2's slice.
     "v2-holds-a-removed-step": Case(
-        build([("user",), ("user",), ("legacy", 1), ("step", (), (), "error"), ("swarm",), ("undo", 2),
-               ("step", ("empty-think",), (), "end_turn"), ("user",), ("legacy", 1)]),
+        build(V2_HOLDS_A_REMOVED_STEP),
         line=16, lost=[("user", 15)], v2_count=3,
         message="legacy compaction compactedCount=4 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
                 "history[4:], loses 1 real message(s): user (line 15); lowering the count would not by itself align "
@@ -148,8 +156,7 @@ CASES = {
     # An undo between two fixes: the first gives v2 "prompt 2" (7) back after its summary, the undo
     # (9) takes it from v2 alone, so the second count, lowered, would not align v2 (v2 needs 1).
     "undo-after-a-fix": Case(
-        build([("undo", 2), ("step", ("empty-think",), (), "end_turn"), ("user",), ("legacy", 1), ("undo", 1),
-               ("step", ("empty-think",), (), "end_turn"), ("user",), ("legacy", 1)]),
+        build(UNDO_AFTER_A_FIX),
         line=14, lost=[("user", 13)], v2_count=1, w101=2,
         message="legacy compaction compactedCount=3 counts 1 vacuous step(s) that v2 drops; v2 replay keeps "
                 "history[3:], loses 1 real message(s): user (line 13); lowering the count would not by itself align "
@@ -230,7 +237,6 @@ def _sent(messages: list[dict[str, Any]], dropped: dict[Any, int]) -> list[Any]:
             if not (m["_src"][0] == "step" and m["_src"][1] in dropped)]
 
 
-VACUOUS_OP = ("step", ("empty-think",), (), "end_turn")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -243,12 +249,11 @@ VACUOUS_OP = ("step", ("empty-think",), (), "end_turn")
 @example([("user",), VACUOUS_OP, ("user",), ("user",), ("legacy", 1), VACUOUS_OP, ("user",), ("legacy", 1)])
 # Found by a CI run (2026-12-02): v2 still holds the failed step s3 below the cut (v1's undo took
 # it), and the heal removes it as well, which moves v2's slice: C201 must not call its fix aligned.
-@example([("user",), ("user",), ("legacy", 1), ("step", (), (), "error"), ("swarm",), ("undo", 2), VACUOUS_OP,
-          ("user",), ("legacy", 1)])
+@example(V2_HOLDS_A_REMOVED_STEP)
 # Found by a CI run (2026-12-02): the first fix gives v2 "prompt 2" back after its summary, where
 # the undo that follows takes it again (v1 keeps it before the summary, out of the undo's reach):
 # the second compaction must not count on it.
-@example([("undo", 2), VACUOUS_OP, ("user",), ("legacy", 1), ("undo", 1), VACUOUS_OP, ("user",), ("legacy", 1)])
+@example(UNDO_AFTER_A_FIX)
 def test_an_aligned_c201_is_aligned_once_healed(sequence: list[tuple]) -> None:
     """Where C201 says lowering the count aligns v2 (cascades included), the healed journal's
     engines keep the same messages at that record, when the heal removed every dropped step."""

@@ -29,15 +29,15 @@ def _early_steps(j: Journal, n: int) -> Journal:
     return j
 
 
-def _failing_tail(j: Journal, before: int = 0) -> Journal:
+def _failing_tail(j: Journal, late: int = 0) -> Journal:
     """The C201 case whose heads differ (tests/kimi/test_c201_alignment.py "heads-differ-extra"):
-    its dropped step s1 cannot be removed (the verification demotes it); `before` removable steps follow
+    its dropped step s1 cannot be removed (the verification demotes it); `late` removable steps follow
     the compaction."""
     for letter, tokens in zip("abcde", (3000, 3000, 6000, 6000, 8000)):
         j.user(letter * 4 * (tokens - 1))
     j.kept_compaction(3)
     j.step("s1", VACUOUS).user("a1").user("a2").legacy_compaction(6)
-    for i in range(before):
+    for i in range(late):
         j.step(f"late{i}", VACUOUS).user(f"late prompt {i}")
     return j
 

@@ -20,7 +20,6 @@ from typing import IO, Any
 from ..fixes.fingerprint import Fingerprint
 from ..model import RefusedError, TdocError
 from .faults import os_failure, reached
-from .write_behind import WriteBehindFile
 
 TEMP_SUFFIX = ".tdoc-tmp"
 SPOOL_BUFFER = 1 << 20  # bytes gathered before each write to the temporary file
@@ -62,39 +61,27 @@ def take_attributes(fd: int, like: os.stat_result, path: Path) -> None:
     os.fchmod(fd, stat.S_IMODE(like.st_mode))
 
 
-class TempFile(WriteBehindFile):
+class TempFile(io.FileIO):
     """The temporary file at the OS level: each write reaching the file passes here (behind a
     large buffer), so the `temp-partial` kill point and the disk-full tests hook in once per
-    block, not once per line. Blocks after the first are written on a second thread while the
-    heal goes on (heal/write_behind.py); an OS error becomes one message naming the file."""
+    block, not once per line."""
 
     started = False
     target: Path | None = None  # the file it will replace (named in a write error)
 
     def write(self, data: Any) -> int:
         try:
-            return super().write(data)
+            written = self.write_through(data)
         except OSError as exc:  # the disk fills while a store streams into it: one clear message
-            raise self._failure(exc) from None
+            raise os_failure(self.target or self.name, exc, "write the healed file") from None
+        if not self.started and written:
+            self.started = True
+            reached("temp-partial")
+        return written
 
-    def drain(self) -> None:
-        try:
-            super().drain()
-        except OSError as exc:
-            raise self._failure(exc) from None
-
-    def close(self) -> None:
-        try:
-            super().close()
-        except OSError as exc:
-            raise self._failure(exc) from None
-
-    def first_write(self) -> None:
-        self.started = True
-        reached("temp-partial")
-
-    def _failure(self, exc: OSError) -> TdocError:
-        return os_failure(self.target or self.name, exc, "write the healed file")
+    def write_through(self, data: Any) -> int:
+        """One write to the OS (the disk-full tests make it fail)."""
+        return super().write(data) or 0
 
 
 class TempSpool:
@@ -109,7 +96,6 @@ class TempSpool:
         self.target = target
         self.path: Path | None = None
         self.fh: IO[bytes] | None = None
-        self.raw: TempFile | None = None
 
     def open(self) -> IO[bytes]:
         """A new, empty temporary file (any earlier one of this spool is removed)."""
@@ -123,7 +109,6 @@ class TempSpool:
         self.path = Path(name)
         raw = TempFile(fd, "wb")
         raw.target = self.target
-        self.raw = raw
         self.fh = io.BufferedWriter(raw, buffer_size=SPOOL_BUFFER)
         return self.fh
 
@@ -136,8 +121,6 @@ class TempSpool:
             raise TdocError(f"{target}: internal: nothing was written to replace it with")
         try:
             fh.flush()
-            if self.raw is not None:
-                self.raw.drain()  # the blocks still queued for the writer thread
             os.fsync(fh.fileno())
             if like is not None:
                 take_attributes(fh.fileno(), like, target)
@@ -154,7 +137,7 @@ class TempSpool:
             if isinstance(exc, OSError):
                 raise os_failure(target, exc, "write the healed file") from None
             raise
-        self.path = self.fh = self.raw = None
+        self.path = self.fh = None
         reached("replaced")
         fsync_dir(target.parent)
 
@@ -166,7 +149,7 @@ class TempSpool:
                 pass
         if self.path is not None:
             self.path.unlink(missing_ok=True)
-        self.path = self.fh = self.raw = None
+        self.path = self.fh = None
 
 
 def replace_file(

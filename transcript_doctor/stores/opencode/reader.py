@@ -199,20 +199,10 @@ class DbReader:
         for mid, raw in self.conn.execute(
             f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
         ):
-            info = None
-            if raw.__class__ is bytes:  # `_object_or_none` inline
-                try:
-                    info = loads(raw)
-                except JSONDecodeError:
-                    pass
-                if len(raw) >= _SHALLOW and info.__class__ is dict and may_be_deep(raw):
-                    info = None
-            if info.__class__ is not dict or mid.__class__ is not str:
-                info = _object_or_none(raw)  # the general path decides (and says why it refuses)
-                if info is None or mid.__class__ is not str:
-                    problem = _decode_row(raw)[1] if info is None else None
-                    session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem or "id is not text"))
-                    continue
+            info, problem = _row_data(raw, mid)
+            if info is None:
+                session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
+                continue
             info["id"] = mid  # rehydrate as OpenCode does
             info["sessionID"] = sid
             msg = _message(mid, sid, info, Loc(None, None, mid, MESSAGE_TABLE))
@@ -234,20 +224,10 @@ class DbReader:
             if msg is None:
                 continue  # its message row was unreadable (already reported)
             current = msg
-            data = None
-            if raw.__class__ is bytes:  # `_object_or_none` inline
-                try:
-                    data = loads(raw)
-                except JSONDecodeError:
-                    pass
-                if len(raw) >= _SHALLOW and data.__class__ is dict and may_be_deep(raw):
-                    data = None
-            if data.__class__ is not dict or pid.__class__ is not str:
-                data = _object_or_none(raw)  # the general path decides (and says why it refuses)
-                if data is None or pid.__class__ is not str:
-                    problem = _decode_row(raw)[1] if data is None else None
-                    session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem or "id is not text"))
-                    continue
+            data, problem = _row_data(raw, pid)
+            if data is None:
+                session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem))
+                continue
             data["id"] = pid
             data["sessionID"] = sid
             data["messageID"] = mid
@@ -255,20 +235,25 @@ class DbReader:
             msg.parts.append(_part(pid, mid, data, Loc(None, None, pid, PART_TABLE), kind if kind.__class__ is str else ""))
 
 
-def _object_or_none(raw: Any) -> dict[str, Any] | None:
-    """The JSON object a `data` cell holds, or None when it holds none (`_decode_row` says why).
+def _row_data(raw: Any, rid: Any) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """A row's `data` cell as the JSON object it holds, or None and why the row is unreadable
+    (its cell holds no object, `_decode_row` says why, or its id is not text).
 
-    The common case inline: an orjson parse of a BLOB too shallow to need the depth check.
-    Everything else goes through `_decode_row`, the general path, so both accept the same rows."""
-    if raw.__class__ is bytes:
+    The common case first: an orjson parse of a BLOB too short to need the depth check. Anything
+    else goes through `_decode_row`, the general path, once, so both accept the same rows."""
+    if raw.__class__ is bytes and rid.__class__ is str:
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            value = loads(raw)
+        except JSONDecodeError:
             value = None  # lone surrogates, which JSON.parse reads: the general path decides
-        if value.__class__ is dict and (len(raw) < _SHALLOW or not values.may_be_deep(raw)):
-            return value
-    value, _problem = _decode_row(raw)
-    return value
+        if value.__class__ is dict and (len(raw) < _SHALLOW or not may_be_deep(raw)):
+            return value, None
+    decoded, problem = _decode_row(raw)
+    if decoded is None:
+        return None, problem or "id is not text"
+    if rid.__class__ is not str:
+        return None, "id is not text"
+    return decoded, None
 
 
 _SHALLOW = 2 * (values.MAX_DEPTH + 1)  # a JSON text this short cannot nest deeper than MAX_DEPTH

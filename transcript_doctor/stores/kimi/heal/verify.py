@@ -91,9 +91,9 @@ def _first_failure(state: KimiReplay, plan: KimiPlan, lo: int) -> Any:
     The search first tries prefixes back from the end (all but the last 1, 2, 4, 8 candidates):
     what a step changes is mostly forgotten at the next compaction that cuts it away, so a
     failure that reaches the engines' final requests is most often near the end of the journal,
-    found in one or two replays. Then it bisects what is left: at most GALLOP + log2(K) replays.
-    Right after a step was demoted to a tombstone (the candidate at `lo`), that tombstone is
-    tried first: when it fails too, the step is found again in one replay."""
+    found in one or two replays. Then it bisects what is left. Right after a step was demoted to
+    a tombstone (the candidate at `lo`), that tombstone is tried first: when it fails too, the
+    step is found again in one replay. At most 1 + GALLOP + log2(K) replays in all."""
     hi = len(plan.candidates)
     if lo + 1 < hi and plan.status[plan.candidates[lo]] == TOMB:  # just demoted: does its tombstone fail too?
         if not _verify(state, plan, upto=lo + 1, keep=False):
