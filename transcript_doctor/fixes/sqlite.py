@@ -121,3 +121,63 @@ def integrity_problems(conn: sqlite3.Connection, deep: bool = False) -> list[str
     except sqlite3.DatabaseError as exc:
         return [str(exc)]
     return [] if rows == ["ok"] else rows
+
+
+class IntegrityCheck:
+    """`integrity_problems` of the database at `path`, run on a thread of its own (over a
+    connection of its own) while the scan's rules work on the caller's thread.
+
+    SQLite releases the GIL while it checks, so on a machine with a second core the check costs
+    a scan no wall time; the result is the same as the caller's own check would give, whenever
+    it finished. `problems(conn)` waits for it; when the thread could not open its connection it
+    checks on `conn` instead. `cancel()` interrupts a check whose result nobody will ask for."""
+
+    def __init__(self, path: Path, deep: bool = False) -> None:
+        import threading
+
+        self.path, self.deep = path, deep
+        self._result: list[str] | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._ready = threading.Event()  # the thread's connection is set (or will never be)
+        self._closing = threading.Lock()  # an interrupt never meets a connection being closed
+        self._thread = threading.Thread(target=self._run, name="tdoc-integrity-check", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._conn = open_readonly(self.path)
+        except Exception:  # noqa: BLE001 - `problems` checks on the caller's connection instead
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            self._result = integrity_problems(self._conn, self.deep)
+        except Exception:  # noqa: BLE001 - nothing is printed from here: `problems` checks again itself
+            self._result = None
+        finally:
+            with self._closing:
+                self._conn.close()
+                self._conn = None
+
+    def problems(self, conn: sqlite3.Connection) -> list[str]:
+        self._thread.join()
+        if self._result is None:
+            return integrity_problems(conn, self.deep)
+        return self._result
+
+    def cancel(self) -> None:
+        self._ready.wait()
+        with self._closing:
+            if self._conn is not None:
+                self._conn.interrupt()
+        self._thread.join()
+
+
+def integrity_result(check: IntegrityCheck | None, conn: sqlite3.Connection, deep: bool) -> list[str]:
+    """`integrity_problems(conn, deep)`, from the background `check` when one checks the same
+    way (an `IntegrityCheck` started earlier; it is consumed either way)."""
+    if check is not None and check.deep == deep:
+        return check.problems(conn)
+    if check is not None:
+        check.cancel()
+    return integrity_problems(conn, deep)

@@ -38,6 +38,7 @@ def shared_codes() -> frozenset[str]:
 def check_store(store: Store, options: Options, codes: Collection[str]) -> list[Finding]:
     """Every selected finding of one store, sorted: shared rules, repairs, native findings."""
     wanted = frozenset(codes)
+    store.start(options, wanted)
     found: list[Finding] = []
     if wanted & shared_codes():  # repairs are findings of shared rules too
         for conversation in store.conversations(options):

@@ -143,6 +143,11 @@ class Store(ABC):
     def replay(self, options: Options) -> Any:
         """The JSON-able replay object(s) `tdoc replay` prints (`schemas/replay.schema.json`)."""
 
+    def start(self, options: Options, codes: frozenset[str]) -> None:  # noqa: B027  (a hook)
+        """Called by the rule engine before it reads the store for `codes`: a store may begin work
+        that runs beside the rules (a database's integrity check, on a thread of its own), to be
+        collected by `native_findings` and abandoned by `close`."""
+
     def conversations(self, options: Options) -> Iterator[Conversation]:
         """Each session's request as the runtime would send it, for the shared rules.
 
