@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from transcript_doctor.core import ScanConfig, scan
-from transcript_doctor.fixes.sqlite import IntegrityCheck, integrity_problems, integrity_result, open_readonly
+from transcript_doctor.fixes.sqlite import IntegrityCheck, integrity_problems, open_readonly
 from transcript_doctor.stores import Options, open_store
 from transcript_doctor.stores.options import SqliteOptions
 
 
 def _filled(path: Path, rows: int = 3000) -> Path:
+    """`path` (a new database or an existing one) with an indexed table of `rows` rows added."""
     with sqlite3.connect(path) as conn:
         conn.executescript("CREATE TABLE filler (x TEXT); CREATE INDEX idx_filler ON filler (x);")
         conn.executemany("INSERT INTO filler VALUES (?)", [(f"value {i:05d} " * 5,) for i in range(rows)])
@@ -25,7 +26,8 @@ def _filled(path: Path, rows: int = 3000) -> Path:
 
 
 def _damaged(path: Path) -> Path:
-    """An index whose root page has its cell pointers overwritten: quick_check reports it."""
+    """`_filled`, then the index's root page has its cell pointers overwritten: quick_check
+    reports it (a store's own tables beside it still read)."""
     _filled(path)
     with sqlite3.connect(path) as conn:
         root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'idx_filler'").fetchone()[0]
@@ -47,12 +49,12 @@ def _threads() -> list[str]:
 def test_the_background_check_answers_as_the_callers_own_check(tmp_path: Path, make, deep: bool) -> None:
     db = make(tmp_path / "x.db")
     conn = open_readonly(db)
-    try:
-        expected = integrity_problems(conn, deep)
-        assert IntegrityCheck(db, deep).problems(conn) == expected
-        assert (expected == []) == (make is _filled)
-    finally:
-        conn.close()
+    expected = integrity_problems(conn, deep)
+    assert (expected == []) == (make is _filled)
+    conn.close()  # the answer must come from the thread: a check on this connection would raise
+    check = IntegrityCheck(db)
+    check.start(deep)
+    assert check.problems(conn, deep) == expected
     assert not _threads()
 
 
@@ -61,19 +63,23 @@ def test_a_check_that_cannot_open_its_connection_checks_on_the_callers(tmp_path:
     conn = open_readonly(db)
     try:
         check = IntegrityCheck(tmp_path / "gone.db")  # no such file: the thread's open fails
-        assert check.problems(conn) == integrity_problems(conn)
-        assert check.problems(conn)  # the damage is reported through the fallback
+        check.start(deep=False)
+        found = check.problems(conn, deep=False)
+        assert found and found == integrity_problems(conn)  # the damage, through the fallback
     finally:
         conn.close()
 
 
-def test_a_check_of_another_depth_is_cancelled_and_made_again(tmp_path: Path) -> None:
+def test_a_check_of_another_depth_or_none_started_is_made_on_the_callers(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     db = _damaged(tmp_path / "x.db")
     conn = open_readonly(db)
     try:
-        deep = integrity_result(IntegrityCheck(db, deep=False), conn, deep=True)
-        assert deep == integrity_problems(conn, deep=True)
-        assert integrity_result(None, conn, deep=False) == integrity_problems(conn)
+        check = IntegrityCheck(db)
+        check.start(deep=False)
+        assert check.problems(conn, deep=True) == integrity_problems(conn, deep=True)
+        assert not _threads()  # the quick check was cancelled, not left running
+        assert check.problems(conn, deep=False) == integrity_problems(conn)  # none started: checked now
     finally:
         conn.close()
     assert not _threads()
@@ -82,7 +88,10 @@ def test_a_check_of_another_depth_is_cancelled_and_made_again(tmp_path: Path) ->
 def test_cancel_ends_the_thread_and_prints_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = _filled(tmp_path / "x.db", rows=20000)
     for _ in range(5):  # cancelled before, during or after the check: always ends, never raises
-        IntegrityCheck(db, deep=True).cancel()
+        check = IntegrityCheck(db)
+        check.start(deep=True)
+        check.cancel()
+        check.cancel()  # (nothing left to cancel)
     assert not _threads()
     assert capsys.readouterr() == ("", "")
 
@@ -93,40 +102,46 @@ def _hermes_db(tmp_path: Path) -> Path:
     return build_db(tmp_path / "state.db", 21, [poisoned_session()], wal=False)
 
 
-def test_a_store_closed_before_its_findings_were_asked_for_leaves_no_thread(tmp_path: Path) -> None:
-    db = _hermes_db(tmp_path)
+def _opencode_db(tmp_path: Path) -> Path:
+    from .test_opencode_whitespace import build_db
+
+    return build_db(tmp_path)
+
+
+STORES = [_hermes_db, _opencode_db]
+
+
+@pytest.mark.parametrize("make", STORES, ids=["hermes", "opencode"])
+def test_a_store_closed_before_its_findings_were_asked_for_leaves_no_thread(tmp_path: Path, make) -> None:
+    db = make(tmp_path)
     store = open_store(db, str(db), Options())
     store.start(Options(), frozenset({"F506"}))
+    assert store._integrity._job is not None  # begun (perhaps already done)
     store.close()
     assert not _threads()
 
 
-def test_a_scan_that_does_not_select_f506_starts_no_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = _hermes_db(tmp_path)
-    started: list[Path] = []
-    monkeypatch.setattr(IntegrityCheck, "__init__", lambda self, path, deep=False: started.append(path))
-    scan([str(db)], ScanConfig(select=("S301",)))
+@pytest.mark.parametrize("make", STORES, ids=["hermes", "opencode"])
+def test_a_scan_that_does_not_select_f506_starts_no_check(tmp_path: Path, make, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = make(tmp_path)
+    started: list[bool] = []
+    monkeypatch.setattr(IntegrityCheck, "start", lambda self, deep: started.append(deep))
+    scan([str(db)], ScanConfig(select=("W101",)))
     assert started == []
+    scan([str(db)], ScanConfig(select=("F506",)))
+    assert started == [False]
 
 
 @pytest.mark.parametrize("deep", [False, True])
-def test_scan_reports_the_same_f506_with_and_without_the_thread(tmp_path: Path, deep: bool,
+@pytest.mark.parametrize("make", STORES, ids=["hermes", "opencode"])
+def test_scan_reports_the_same_f506_with_and_without_the_thread(tmp_path: Path, make, deep: bool,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    db = _hermes_db(tmp_path)
-    with sqlite3.connect(db) as conn:  # damage beside the Hermes tables, as in test_hermes_schemas
-        conn.executescript("CREATE TABLE filler (x TEXT); CREATE INDEX idx_filler ON filler (x);")
-        conn.executemany("INSERT INTO filler VALUES (?)", [(f"value {i:05d} " * 5,) for i in range(3000)])
-        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'idx_filler'").fetchone()[0]
-        page = conn.execute("PRAGMA page_size").fetchone()[0]
-    conn.close()
-    data = bytearray(db.read_bytes())
-    data[(root - 1) * page + 12 : (root - 1) * page + 40] = b"\xff" * 28
-    db.write_bytes(bytes(data))
+    db = _damaged(make(tmp_path))
     config = ScanConfig(options=Options(settings=(SqliteOptions(deep=deep),)))
 
     def f506() -> list[dict]:
         return [f.as_dict() for f in scan([str(db)], config).findings if f.code == "F506"]
 
     threaded = f506()
-    monkeypatch.setattr("transcript_doctor.stores.hermes.store.HermesDbStore.start", lambda self, o, c: None)
+    monkeypatch.setattr(IntegrityCheck, "start", lambda self, deep: None)  # checked on the store's connection
     assert threaded and threaded == f506()

@@ -124,15 +124,43 @@ def integrity_problems(conn: sqlite3.Connection, deep: bool = False) -> list[str
 
 
 class IntegrityCheck:
-    """`integrity_problems` of the database at `path`, run on a thread of its own (over a
-    connection of its own) while the scan's rules work on the caller's thread.
+    """A store's `integrity_problems`, begun early on a thread of its own (over a connection of
+    its own) so that it runs while the scan's rules work on the caller's thread.
 
     SQLite releases the GIL while it checks, so on a machine with a second core the check costs
-    a scan no wall time; the result is the same as the caller's own check would give, whenever
-    it finished. `problems(conn)` waits for it; when the thread could not open its connection it
-    checks on `conn` instead. `cancel()` interrupts a check whose result nobody will ask for."""
+    a scan no wall time. `problems(conn, deep)` gives what `integrity_problems(conn, deep)` gives,
+    whenever the thread finished: it takes the started check when that one checks the same way,
+    else (none started, another depth, a thread that could not open its connection or failed)
+    checks on `conn`. `cancel()` interrupts a started check nobody will ask for."""
 
-    def __init__(self, path: Path, deep: bool = False) -> None:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._job: _CheckThread | None = None
+
+    def start(self, deep: bool) -> None:
+        if self._job is None:
+            self._job = _CheckThread(self.path, deep)
+
+    def problems(self, conn: sqlite3.Connection, deep: bool) -> list[str]:
+        job, self._job = self._job, None
+        if job is not None and job.deep == deep:
+            found = job.result()
+            if found is not None:
+                return found
+        elif job is not None:
+            job.cancel()
+        return integrity_problems(conn, deep)
+
+    def cancel(self) -> None:
+        job, self._job = self._job, None
+        if job is not None:
+            job.cancel()
+
+
+class _CheckThread:
+    """One `integrity_problems` on its own connection and daemon thread."""
+
+    def __init__(self, path: Path, deep: bool) -> None:
         import threading
 
         self.path, self.deep = path, deep
@@ -145,24 +173,23 @@ class IntegrityCheck:
 
     def _run(self) -> None:
         try:
-            self._conn = open_readonly(self.path)
-        except Exception:  # noqa: BLE001 - `problems` checks on the caller's connection instead
-            self._ready.set()
+            conn = self._conn = open_readonly(self.path)
+        except Exception:  # noqa: BLE001 - the caller checks on its own connection instead
             return
-        self._ready.set()
+        finally:
+            self._ready.set()
         try:
-            self._result = integrity_problems(self._conn, self.deep)
-        except Exception:  # noqa: BLE001 - nothing is printed from here: `problems` checks again itself
+            self._result = integrity_problems(conn, self.deep)
+        except Exception:  # noqa: BLE001 - nothing is printed from here: the caller checks itself
             self._result = None
         finally:
             with self._closing:
-                self._conn.close()
+                conn.close()
                 self._conn = None
 
-    def problems(self, conn: sqlite3.Connection) -> list[str]:
+    def result(self) -> list[str] | None:
+        """The problems found, or None when the thread could not check."""
         self._thread.join()
-        if self._result is None:
-            return integrity_problems(conn, self.deep)
         return self._result
 
     def cancel(self) -> None:
@@ -171,13 +198,3 @@ class IntegrityCheck:
             if self._conn is not None:
                 self._conn.interrupt()
         self._thread.join()
-
-
-def integrity_result(check: IntegrityCheck | None, conn: sqlite3.Connection, deep: bool) -> list[str]:
-    """`integrity_problems(conn, deep)`, from the background `check` when one checks the same
-    way (an `IntegrityCheck` started earlier; it is consumed either way)."""
-    if check is not None and check.deep == deep:
-        return check.problems(conn)
-    if check is not None:
-        check.cancel()
-    return integrity_problems(conn, deep)

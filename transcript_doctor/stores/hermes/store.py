@@ -9,7 +9,7 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...errors import sqlite_failure
-from ...fixes.sqlite import IntegrityCheck, columns, integrity_result
+from ...fixes.sqlite import IntegrityCheck, columns
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules.registry import finding
@@ -32,7 +32,7 @@ class HermesDbStore(Store):
         super().__init__(path, display)
         self._conn: sqlite3.Connection | None = None
         self._db: Database | None = None
-        self._integrity: IntegrityCheck | None = None  # F506's check, running beside a scan
+        self._integrity = IntegrityCheck(path)  # F506's check, begun by `start`
         try:
             db = self.database()
             if not is_hermes_schema(self.connection()):
@@ -67,9 +67,7 @@ class HermesDbStore(Store):
         return HermesDbStore(self.path, self.display)
 
     def close(self) -> None:
-        if self._integrity is not None:
-            self._integrity.cancel()
-            self._integrity = None
+        self._integrity.cancel()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -110,8 +108,8 @@ class HermesDbStore(Store):
             self.actions.update(scan.actions)
 
     def start(self, options: Options, codes: frozenset[str]) -> None:
-        if "F506" in codes and self._integrity is None:
-            self._integrity = IntegrityCheck(self.path, options.get(SqliteOptions).deep)
+        if "F506" in codes:
+            self._integrity.start(options.get(SqliteOptions).deep)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._native.conversations(self.session_scans())
@@ -131,17 +129,13 @@ class HermesDbStore(Store):
 
     def _integrity_findings(self, deep: bool) -> Iterator[Finding]:
         problems = [
-            line for p in self._integrity_problems(deep) for line in p.splitlines() if not line.startswith("***")
+            line for p in self._integrity.problems(self.connection(), deep) for line in p.splitlines()
+            if not line.startswith("***")
         ]
         if problems:
             check = "integrity_check" if deep else "quick_check"
             yield finding("F506", f"PRAGMA {check} reports {len(problems)} problem(s), first: {problems[0][:160]}",
                           path=self.display, format=self.format, evidence={"check": check, "problems": problems[:20]})
-
-    def _integrity_problems(self, deep: bool) -> list[str]:
-        """The check `start` began, when it checks the same way; else one made now."""
-        check, self._integrity = self._integrity, None
-        return integrity_result(check, self.connection(), deep)
 
     def replay(self, options: Options) -> Any:
         wanted = [options.session] if options.session else None

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...fixes.fingerprint import Fingerprint
-from ...fixes.sqlite import IntegrityCheck, integrity_result
+from ...fixes.sqlite import IntegrityCheck
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
 from ...rules import finding
@@ -65,7 +65,7 @@ class OpencodeDbStore(Store):
             raise
         self._records: int | None = None
         self._pass = session_pass(self)
-        self._integrity: IntegrityCheck | None = None
+        self._integrity = IntegrityCheck(path)  # F506's check, begun by `start`
 
     @property
     def session_count(self) -> int:
@@ -97,8 +97,8 @@ class OpencodeDbStore(Store):
         yield from paused_per_item(analyse(self.reader.read_session(row), wire) for row in rows)
 
     def start(self, options: Options, codes: frozenset[str]) -> None:
-        if "F506" in codes and self._integrity is None:  # F506's check, running beside the scan
-            self._integrity = IntegrityCheck(self.path, options.get(SqliteOptions).deep)
+        if "F506" in codes:
+            self._integrity.start(options.get(SqliteOptions).deep)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._pass.conversations(self.views(options))
@@ -110,8 +110,7 @@ class OpencodeDbStore(Store):
 
     def store_findings(self, options: Options) -> Iterator[Finding]:
         deep = options.get(SqliteOptions).deep
-        running, self._integrity = self._integrity, None
-        problems = integrity_result(running, self.conn, deep)
+        problems = self._integrity.problems(self.conn, deep)
         if problems:
             check = "integrity_check" if deep else "quick_check"
             yield finding("F506", f"PRAGMA {check} failed: {problems[0]}", path=self.display, format=self.format,
@@ -135,9 +134,7 @@ class OpencodeDbStore(Store):
         return plan_db(self, findings, options)
 
     def close(self) -> None:
-        if self._integrity is not None:
-            self._integrity.cancel()
-            self._integrity = None
+        self._integrity.cancel()
         self.conn.close()
 
 
