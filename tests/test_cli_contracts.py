@@ -144,6 +144,31 @@ def test_replay_unknown_session_is_an_error() -> None:
     assert result.exit_code == 2
 
 
+ONE_SESSION_STORES = [  # (a store of one session, its format)
+    ("fixtures/codex/real/simonw-sample_codex_session-0.77.jsonl", "codex-rollout"),
+    ("fixtures/claude-code/real/entirecli-069f0cb7b375-0.jsonl", "claude-code"),
+    ("fixtures/eve/support-chat.v26.ndjson", "eve-stream"),
+    ("fixtures/opencode/export-ses_02488099fffeZjgcBOIdRab2kX.json", "opencode-export"),
+]
+
+
+@pytest.mark.parametrize(("path", "fmt"), ONE_SESSION_STORES, ids=[c[1] for c in ONE_SESSION_STORES])
+def test_a_one_session_store_replays_only_its_own_session(path: str, fmt: str) -> None:
+    """`--session` names the session to replay: a store of one session replays it for its own id
+    and refuses any other (exit 2), instead of printing its session under a name it does not hold."""
+    store = str(ROOT / path)
+    whole = runner.invoke(app, ["replay", store])
+    assert whole.exit_code == 0, whole.output
+    own = json.loads(whole.stdout).get("session")
+    assert isinstance(own, str) and own, f"{fmt}: the replay names no session"
+    chosen = runner.invoke(app, ["replay", store, "--session", own])
+    assert chosen.exit_code == 0 and json.loads(chosen.stdout) == json.loads(whole.stdout)
+    other = runner.invoke(app, ["replay", store, "--session", own + "-not-this-one"])
+    assert other.exit_code == 2
+    assert f"not '{own}-not-this-one'" in other.output and own in other.output
+    assert other.stdout.strip() == "" or not other.stdout.lstrip().startswith(("{", "["))
+
+
 # --------------------------------------------------------------------------- pipes
 
 

@@ -143,6 +143,17 @@ class Store(ABC):
     def replay(self, options: Options) -> Any:
         """The JSON-able replay object(s) `tdoc replay` prints (`schemas/replay.schema.json`)."""
 
+    def check_session(self, options: Options, session_id: str | None) -> None:
+        """For a store that holds one session (`session_id`, None when it records none): a
+        `--session` naming any other is an error (exit 2), never a replay of the wrong session."""
+        wanted = options.session
+        if wanted is None or wanted == session_id:
+            return
+        from ..model import TdocError
+
+        held = f"session {session_id!r}" if session_id else "one session that records no id"
+        raise TdocError(f"{self.display}: holds {held}, not {wanted!r}")
+
     def start(self, options: Options, codes: frozenset[str]) -> None:  # noqa: B027  (a hook)
         """Called by the rule engine before it reads the store for `codes`: a store may begin work
         that runs beside the rules (a database's integrity check, on a thread of its own), to be

@@ -82,6 +82,7 @@ class ClaudeCodeStore(Store):
             return check_store(self, Options(), codes)
 
     def replay(self, options: Options) -> Any:
+        self.check_session(options, self.transcript.session)
         obj = self.resume.replay_object(self.display)
         obj["parent"] = parent_link(self.path, self.transcript)  # a subagent's Task call, else None
         return obj

@@ -73,6 +73,7 @@ class CodexStore(Store):
             yield from recorded_errors(self.display, FORMAT, self.rollout, target)
 
     def replay(self, options: Options) -> Any:
+        self.check_session(options, self.rollout.session)
         target = target_of(options)
         history, request = self.built(target)
         return replay_object(self.rollout, history, request, target)

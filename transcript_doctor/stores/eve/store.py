@@ -37,6 +37,7 @@ class EveStore(Store):
         return self.stream.records
 
     def replay(self, options: Options) -> Any:
+        self.check_session(options, self.stream.session_id)
         return replay(self.stream, self.display)
 
     # No `conversations`: eve keeps the model history in workflow state, and a stream line cannot

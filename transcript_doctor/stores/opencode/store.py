@@ -165,8 +165,7 @@ class OpencodeExportStore(Store):
         return self._records
 
     def views(self, options: Options, wire: bool = False) -> Iterator[SessionView]:
-        if options.session is not None and options.session != self.session.id:
-            raise TdocError(f"{self.display}: holds session {self.session.id}, not {options.session!r}")
+        self.check_session(options, self.session.id)
         yield analyse(self.session, wire)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
