@@ -171,3 +171,22 @@ def has_lone_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def why_unparsable(raw: bytes) -> str:
+    """What is wrong with a line (without its line end) that does not parse, in words a reader
+    of the file can act on: where its UTF-8 breaks (a write cut inside a character ends in the
+    middle of one), or the JSON error at a character of the line (not a "line 1" of its own)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.end == len(raw) and err.reason == "unexpected end of data":
+            return f"ends inside a multi-byte UTF-8 character (byte {err.start} of the line)"
+        return f"not UTF-8 at byte {err.start} of the line"
+    try:
+        DECODER.decode(text)
+    except json.JSONDecodeError as err:
+        return f"invalid JSON at character {err.pos} of the line: {err.msg}"
+    except (ValueError, RecursionError):
+        pass
+    return "invalid JSON"

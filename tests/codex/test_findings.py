@@ -112,6 +112,27 @@ def test_a_torn_last_line_is_f501_with_a_same_length_fix(tmp_path: Path) -> None
     assert len(f.fix.edits[0].text or "") == len('{"timestamp":"2026","type":"response_it')
 
 
+CUT_TEXT = b'{"timestamp":"2026","type":"response_item","payload":{"text":"caf'
+CUT_STRING = b'{"timestamp":"2026","type":"resp'
+QUOTE = b'"'
+TORN_TAILS = [  # (what the crash left of the last record, what F501 must say about it)
+    (CUT_TEXT + "\u00e9".encode()[:1],
+     f"ends inside a multi-byte UTF-8 character (byte {len(CUT_TEXT)} of the line)"),
+    (CUT_STRING, f"invalid JSON at character {CUT_STRING.rindex(QUOTE)} of the line: Unterminated string"),
+]
+
+
+@pytest.mark.parametrize(("tail", "said"), TORN_TAILS, ids=["cut-inside-a-character", "cut-inside-a-string"])
+def test_a_torn_last_line_says_where_it_breaks_in_the_file_s_terms(tmp_path: Path, tail: bytes, said: str) -> None:
+    """Not orjson's message, whose "line 1 column 1" is inside the record and whose "surrogates"
+    are not what a write cut inside a character leaves."""
+    torn = tmp_path / "t.jsonl"
+    torn.write_bytes((SYNTHETIC / "clean-tools.jsonl").read_bytes() + tail)
+    (f,) = scan(torn)
+    assert f.code == "F501" and said in f.message
+    assert "surrogate" not in f.message and "line 1 column" not in f.message
+
+
 def test_scan_cli_target_flag_and_schema(tmp_path: Path) -> None:
     path = str(SYNTHETIC / "orphan-call-end.jsonl")
     default = runner.invoke(app, ["scan", path, "--format", "json"])

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ...model import TdocError
-from ...values import MAX_DEPTH, depth_exceeds, may_be_deep
+from ...values import MAX_DEPTH, depth_exceeds, may_be_deep, why_unparsable
 from ..collector import collector_paused
 from .issues import Issue, payload_issues
 from .items import API_KINDS, Item, make_item
@@ -114,10 +114,11 @@ def _read(fh: BinaryIO, keep: bool) -> Rollout:
             continue
         try:
             obj = loads(raw)
-        except orjson.JSONDecodeError as exc:
+        except orjson.JSONDecodeError:
             if not raw.strip():
                 continue
-            state.problems.append(Problem(number, offsets[-1], str(exc), torn=not raw.endswith(b"\n")))
+            body = raw.rstrip(b"\r\n")
+            state.problems.append(Problem(number, offsets[-1], why_unparsable(body), torn=not raw.endswith(b"\n")))
             continue
         if len(raw) > 2 * MAX_DEPTH and may_be_deep(raw) and depth_exceeds(obj):
             # orjson reads up to 1024 levels but writes only 254 (and Codex's serde_json reads 128)
