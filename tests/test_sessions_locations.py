@@ -176,3 +176,54 @@ def test_sessions_of_a_named_path(tmp_path: Path) -> None:
     assert result.exit_code == 0
     ids = {r["id"] for r in json.loads(result.stdout)["sessions"]}
     assert ids == {"20260825_083000_4f5061", "20260826_120000_506172"}
+
+
+ONE_SESSION_FILES = [  # (a file that is one session, the id its records give it)
+    ("codex/real/simonw-sample_codex_session-0.77.jsonl", "019b64e5-57fa-7463-b644-fba7e456f905"),
+    ("eve/support-chat.v26.ndjson", "wrun_01K2T0C8R3N5W7Y9B2D4F6H8JA"),
+    ("claude-code/real/entirecli-069f0cb7b375-0.jsonl", "377c739d-2463-4e96-a4bc-d06fbb4c3e3e"),
+]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sessions_names_a_file_by_the_session_id_replay_accepts(tmp_path: Path, jobs: str) -> None:
+    """The id `tdoc sessions` shows is the one scan findings carry and `replay --session` takes,
+    not the file's name (a Codex rollout is named `rollout-<time>-<id>`), also from worker processes."""
+    for rel, _ in ONE_SESSION_FILES:
+        shutil.copy(FIXTURES / rel, tmp_path / f"copy-of-{Path(rel).name}")
+    result = runner.invoke(app, ["sessions", str(tmp_path), "-f", "json", "-j", jobs])
+    assert result.exit_code == 0, result.output
+    rows = {Path(r["path"]).name: r for r in json.loads(result.stdout)["sessions"]}
+    for rel, sid in ONE_SESSION_FILES:
+        row = rows[f"copy-of-{Path(rel).name}"]
+        assert row["id"] == sid and row["size_unit"] == "bytes"
+        replay = runner.invoke(app, ["replay", row["path"], "--session", row["id"]])
+        assert replay.exit_code == 0, replay.output
+
+
+def test_a_copied_codex_rollout_is_as_recent_as_its_last_record(tmp_path: Path) -> None:
+    """Last activity is the rollout's last recorded timestamp, not when the file was copied."""
+    rollout = FIXTURES / "codex/real/simonw-sample_codex_session-0.77.jsonl"
+    last = json.loads(rollout.read_bytes().splitlines()[-1])["timestamp"]
+    shutil.copy(rollout, tmp_path / "r.jsonl")
+    result = runner.invoke(app, ["sessions", str(tmp_path / "r.jsonl"), "-f", "json"])
+    (row,) = json.loads(result.stdout)["sessions"]
+    assert row["last_activity"] == last[:19] + "Z"
+
+
+ISO_CASES = [  # (a recorded timestamp, Unix seconds or None)
+    ("2025-12-28T12:18:30.533Z", 1766924310.533),
+    ("2025-12-28T12:18:30+01:00", 1766920710.0),
+    ("2025-12-28T12:18:30", None),  # no zone: names no instant
+    ("yesterday", None),
+    (1766924310, None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("value", "seconds"), ISO_CASES, ids=[repr(c[0]) for c in ISO_CASES])
+def test_iso_seconds(value: object, seconds: float | None) -> None:
+    from transcript_doctor.text import iso_seconds
+
+    got = iso_seconds(value)
+    assert got == pytest.approx(seconds) if seconds is not None else got is None

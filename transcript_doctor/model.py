@@ -221,10 +221,11 @@ class FileResult(Value):
     `refused`: the error is a refusal (store locked/changed): exit 3, not 2.
     """
 
-    __slots__ = ("path", "format", "sessions", "records", "error", "findings", "refused")
+    __slots__ = ("path", "format", "sessions", "records", "error", "findings", "refused", "identity")
 
     def __init__(self, path: str, format: str | None, sessions: int = 0, records: int = 0, error: str | None = None,
-                 findings: list[Finding] | None = None, refused: bool = False) -> None:  # fmt: skip
+                 findings: list[Finding] | None = None, refused: bool = False,
+                 identity: tuple[str | None, float | None] = (None, None)) -> None:  # fmt: skip
         self.path = path
         self.format = format
         self.sessions = sessions
@@ -232,6 +233,9 @@ class FileResult(Value):
         self.error = error
         self.findings: list[Finding] = [] if findings is None else findings
         self.refused = refused
+        # (session id, last activity) of a store of one session (`Store.session_identity`), for
+        # `tdoc sessions`; not part of the report
+        self.identity = identity
 
     def as_dict(self) -> dict[str, Any]:
         return {

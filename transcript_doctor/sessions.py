@@ -3,7 +3,8 @@
 A row says which session it is, which agent wrote it, when it was last active, how big it is and
 how many findings of each severity a scan reports for it, so a user can pick the one to look at.
 Databases list each session they hold (their `session_activity`); a file that is one session is
-described by its own modification time and size.
+described by the id and last record time its store records (`Store.session_identity`), else by its
+file's name and modification time, and by its size.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def _rows_of(fr: FileResult, config: ScanConfig) -> list[SessionRow]:
                            "bytes", error=fr.error)]  # fmt: skip
     activity = _activity(path, fr, config)
     if not activity:
-        row = SessionRow(_file_session_id(path), agent, fr.format, fr.path, _mtime(path), _size(path), "bytes")
+        sid, last = fr.identity
+        row = SessionRow(sid or _file_session_id(path), agent, fr.format, fr.path, last or _mtime(path), _size(path),
+                         "bytes")  # fmt: skip
         _count(row, fr.findings)
         return [row]
     rows = {sid: SessionRow(sid, agent, fr.format, fr.path, last, n, "records") for sid, (last, n) in activity.items()}

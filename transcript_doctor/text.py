@@ -75,3 +75,17 @@ def json_safe(value: T) -> T:
     if isinstance(value, dict):
         return cast(T, {k: json_safe(v) for k, v in value.items()})
     return value
+
+
+def iso_seconds(value: object) -> float | None:
+    """An ISO-8601 timestamp as runtimes record it (`2026-05-01T12:00:00.123Z`) in Unix seconds,
+    or None for anything else (not text, not a date, no time zone: a local time names no instant)."""
+    if not isinstance(value, str) or not 10 <= len(value) <= 40:
+        return None
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None

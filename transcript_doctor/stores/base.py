@@ -182,6 +182,12 @@ class Store(ABC):
         """
         return None
 
+    def session_identity(self) -> tuple[str | None, float | None]:
+        """For a store of one session: the id scan findings and `replay --session` name it by,
+        and when its last record was written (Unix seconds); each None where the store records
+        none (`tdoc sessions` then falls back to the file's name and modification time)."""
+        return None, None
+
     def session_activity(self) -> dict[str, tuple[float | None, int]]:
         """Session id -> (last activity in Unix seconds or None, records) for `tdoc sessions`.
 

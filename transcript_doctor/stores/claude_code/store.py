@@ -81,6 +81,9 @@ class ClaudeCodeStore(Store):
         with gc_paused():
             return check_store(self, Options(), codes)
 
+    def session_identity(self) -> tuple[str | None, float | None]:
+        return self.transcript.session, None
+
     def replay(self, options: Options) -> Any:
         self.check_session(options, self.transcript.session)
         obj = self.resume.replay_object(self.display)

@@ -68,6 +68,7 @@ class Rollout:
     size: int = 0
     records: int = 0
     line_types: dict[str, int] = field(default_factory=dict)
+    last_timestamp: Any = None  # the `timestamp` of the last record that has one (tdoc sessions)
 
     @property
     def session(self) -> str | None:
@@ -128,6 +129,9 @@ def _read(fh: BinaryIO, keep: bool) -> Rollout:
             state.problems.append(Problem(number, offsets[-1], "not a JSON object"))
             continue
         state.records += 1
+        stamp = obj.get("timestamp")
+        if stamp is not None:
+            state.last_timestamp = stamp
         _dispatch(state, obj, number, keep)
     state.size = offset
     return state

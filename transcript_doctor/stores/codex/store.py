@@ -9,6 +9,7 @@ from typing import Any
 from ...conversation import Conversation
 from ...heal.plan import HealPlan
 from ...model import Finding, TdocError
+from ...text import iso_seconds
 from ..base import HealOptions, Options, Store, StoreKind
 from ..collector import collector_paused
 from ..options import CodexOptions
@@ -71,6 +72,9 @@ class CodexStore(Store):
         yield from integrity_findings(self.path, self.display, FORMAT, self.rollout, codes)
         if "E601" in codes:
             yield from recorded_errors(self.display, FORMAT, self.rollout, target)
+
+    def session_identity(self) -> tuple[str | None, float | None]:
+        return self.rollout.session, iso_seconds(self.rollout.last_timestamp)
 
     def replay(self, options: Options) -> Any:
         self.check_session(options, self.rollout.session)

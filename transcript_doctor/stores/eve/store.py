@@ -36,6 +36,9 @@ class EveStore(Store):
     def record_count(self) -> int:
         return self.stream.records
 
+    def session_identity(self) -> tuple[str | None, float | None]:
+        return self.stream.session_id, None
+
     def replay(self, options: Options) -> Any:
         self.check_session(options, self.stream.session_id)
         return replay(self.stream, self.display)
