@@ -109,3 +109,54 @@ def test_json_output_keeps_its_shape(tmp_path: Path) -> None:
     assert result.exit_code == 0 and schema_errors("heal", doc) == []
     (entry,) = doc["results"]
     assert entry["written"] and Path(entry["backup"]).is_file() and entry["edits"]
+
+
+# --------------------------------------------------------------------------- --output with nothing to heal
+
+UNCHANGED_COPIES = [  # (a store with nothing safe to heal, extra flags, exit code)
+    ("fixtures/eve/support-chat.v26.ndjson", [], 0),
+    ("fixtures/codex/real/simonw-sample_codex_session-0.77.jsonl", [], 0),
+    ("fixtures/hermes/hermes-state-v30.db", ["--select", "F505"], 0),
+    ("tests/cases/claude-code/orphan-call-mid-history.jsonl", [], 1),  # only an unsafe fix: exit 1
+]
+
+
+@pytest.mark.parametrize(("rel", "flags", "code"), UNCHANGED_COPIES, ids=[Path(c[0]).name for c in UNCHANGED_COPIES])
+def test_output_with_nothing_to_heal_leaves_the_store_there_as_it_is(tmp_path: Path, rel: str, flags: list[str],
+                                                                     code: int) -> None:  # fmt: skip
+    """A script that heals into a path finds the store there whatever the heal found (a file byte
+    for byte; a database copied with the backup API, which scans as the input does)."""
+    src = ROOT / rel
+    out = tmp_path / ("copy" + src.suffix)
+    result = runner.invoke(app, ["heal", str(src), "--output", str(out), "--format", "json", *flags])
+    assert result.exit_code == code, result.output
+    (doc,) = json.loads(result.stdout)["results"]
+    assert doc["changed"] is False and doc["written"] is True and doc["output"] == str(out)
+    if src.suffix == ".db":
+        scans = [runner.invoke(app, ["scan", str(p), "--format", "json", "--input-format", "hermes-db"]) for p in (src, out)]
+        assert [json.loads(s.stdout)["summary"] for s in scans][0] == json.loads(scans[1].stdout)["summary"]
+    else:
+        assert out.read_bytes() == src.read_bytes()
+    human = runner.invoke(app, ["heal", str(src), "--output", str(tmp_path / ("again" + src.suffix)), *flags])
+    assert f"copied unchanged -> {tmp_path / ('again' + src.suffix)}" in human.output
+
+
+def test_output_copy_of_a_store_that_changed_since_the_read_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """The copy is scanned: when it does not give the findings the read gave (the agent wrote
+    meanwhile), no copy is left and the heal exits 3."""
+    from transcript_doctor.heal import pipeline
+
+    src = tmp_path / "stream.ndjson"
+    shutil.copy(ROOT / "fixtures/eve/support-chat.v26.ndjson", src)
+    out = tmp_path / "copy.ndjson"
+    real = pipeline.output_unchanged
+
+    def append_then_copy(store, output):
+        with open(src, "ab") as fh:
+            fh.write(b'{"type":"turn.started","data":{"turnId":"late"},"meta":{"id":"evt_late"}}\n{"torn":')
+        real(store, output)
+
+    monkeypatch.setattr(pipeline, "output_unchanged", append_then_copy)
+    result = runner.invoke(app, ["heal", str(src), "--output", str(out)])
+    assert result.exit_code == 3, result.output
+    assert not out.exists() and "changed while tdoc was working" in result.output

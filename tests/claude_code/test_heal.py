@@ -69,7 +69,8 @@ def test_split_keeps_every_record_once_and_resumes_the_whole_session(tmp_path, n
     assert _history(out) == _history(clean)
     again = tmp_path / "again.jsonl"
     result = runner.invoke(app, ["heal", str(out), "--output", str(again)])
-    assert result.exit_code == 0 and "nothing to heal" in result.stdout and not again.exists()
+    assert result.exit_code == 0 and "nothing to heal" in result.stdout
+    assert again.read_bytes() == out.read_bytes()  # --output always leaves the store there, here as it was
 
 
 def test_untouched_lines_stay_byte_identical(tmp_path):
@@ -118,7 +119,8 @@ def test_in_place_backs_up_and_is_idempotent(tmp_path):
 def test_orphan_call_answered_only_with_unsafe_fixes(tmp_path):
     src = _copy(tmp_path, "orphan-call-mid-history.jsonl")
     out = tmp_path / "h.jsonl"
-    assert _heal(src, out) == 1 and not out.exists()  # nothing safe to do: the unsafe W103 fix needs --unsafe-fixes (exit 1)
+    # nothing safe to do: the unsafe W103 fix needs --unsafe-fixes (exit 1); the copy is the input as it is
+    assert _heal(src, out) == 1 and out.read_bytes() == src.read_bytes()
     assert _heal(src, out, unsafe=True) == 0
     added = [orjson.loads(line) for line in out.read_text().splitlines()][2]
     block = added["message"]["content"][0]

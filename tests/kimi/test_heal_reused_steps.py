@@ -77,7 +77,7 @@ def test_a_reused_uuid_with_content_is_reported_not_removed(tmp_path: Path) -> N
     w101 = [f for f in found if f["code"] == "W101"]
     assert len(w101) == 1 and "also hold content" in w101[0]["message"] and w101[0].get("fix") is None
     code, doc, healed = _heal(tmp_path, data)
-    assert code == 0 and not doc["written"] and healed == b"", doc  # nothing to heal: the content stays
+    assert code == 0 and not doc["changed"] and healed == data, doc  # nothing to heal: copied as it is
     assert path.read_bytes() == data
 
 
@@ -152,7 +152,7 @@ def test_a_misaligned_count_over_a_step_that_cannot_go_offers_no_fix(tmp_path: P
     c201 = [f for f in found if f["code"] == "C201"]
     assert len(c201) == 1 and c201[0].get("fix") is None
     code, doc, healed = _heal(tmp_path, data)
-    assert code == 0 and not doc["written"] and healed == b"", doc  # nothing to heal, nothing refused
+    assert code == 0 and not doc["changed"] and healed == data, doc  # nothing to heal, nothing refused
     assert path.read_bytes() == data
 
 

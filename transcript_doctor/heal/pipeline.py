@@ -25,7 +25,7 @@ from . import database
 from .files import TempSpool
 from .inuse import writers
 from .plan import HealPlan, SqlWrite
-from .writing import Target, output_file, preview, replace_lines, restore_file
+from .writing import Target, output_file, output_unchanged, preview, replace_lines, restore_file
 
 
 def allowed(f: Finding, options: HealOptions) -> bool:
@@ -85,8 +85,10 @@ def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: He
     unsafe = sum(1 for f in findings if needs_unsafe(f, options))
     cleaned = _remove_stale(store, options)
     if not fixable:
-        return HealResult(path=store.display, format=store.format, remaining=findings, needs_unsafe=unsafe,
-                          warnings=cleaned)
+        result = HealResult(path=store.display, format=store.format, remaining=findings, needs_unsafe=unsafe,
+                            warnings=cleaned)
+        _output_unchanged(store, findings, config, options, result)
+        return result
     plan = store.plan_heal(fixable, options)
     result = _result(store, plan, options)
     result.needs_unsafe = unsafe
@@ -94,6 +96,7 @@ def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: He
     applied = {id(f) for f in plan.applied}
     result.remaining = [f for f in findings if id(f) not in applied]
     if plan.write is None:
+        _output_unchanged(store, findings, config, options, result)
         return result
     if plan.verified:
         result.remaining = _check_verified(store, plan, config, store.display, options)
@@ -110,6 +113,31 @@ def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: He
         if made is not None:
             made.discard()
     return result
+
+
+def _output_unchanged(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions,
+                      result: HealResult) -> None:
+    """`--output` when the plan changes nothing: the store copied there as it is, then scanned;
+    a copy that does not give the findings the input gave was made of a store that changed
+    since it was read, and is removed (exit 3)."""
+    if options.mode != "output" or options.output is None:
+        return
+    output = options.output
+    output_unchanged(store, output)
+    try:
+        copy = open_store(output, str(output), config.options, config.input_format or store.format)
+        try:
+            again = check_store(copy, config, config.codes(store.display))
+        finally:
+            copy.close()
+    except BaseException:
+        output.unlink(missing_ok=True)
+        raise
+    if sorted(map(identity, again)) != sorted(map(identity, findings)):
+        output.unlink(missing_ok=True)
+        raise RefusedError(f"{store.display}: changed while tdoc was working (is the agent still running?); "
+                           f"no copy left at {output}")
+    result.output, result.written = str(output), True
 
 
 def _remove_stale(store: Store, options: HealOptions) -> list[str]:

@@ -55,10 +55,12 @@ def _human(console: Console, r: HealResult, err: Console, *, show_diff: bool) ->
         _say(err, f"tdoc: error: {r.extra['error']}")
         return
     if not r.changed:
+        copied = f" (copied unchanged -> {r.output})" if r.written and r.output else ""
         if r.needs_unsafe:
-            _say(console, f"{r.path}: {r.needs_unsafe} fix(es) need --unsafe-fixes; nothing else to heal", "yellow")
+            _say(console, f"{r.path}: {r.needs_unsafe} fix(es) need --unsafe-fixes; nothing else to heal{copied}",
+                 "yellow")
         else:
-            _say(console, f"{r.path}: nothing to heal", "yellow" if r.skipped else "green")
+            _say(console, f"{r.path}: nothing to heal{copied}", "yellow" if r.skipped else "green")
         _details(console, r)
         return
     if show_diff and r.diff and not r.written:

@@ -13,6 +13,7 @@ from typing import IO
 from ..fixes.blocks import iter_applied_blocks
 from ..fixes.fingerprint import Fingerprint
 from ..fixes.jsonl import LinePlan, unified_diff
+from ..fixes.sqlite import SQLITE_MAGIC
 from ..model import RefusedError, TdocError
 from ..stores import HealOptions, Store
 from . import backup as backups
@@ -121,9 +122,7 @@ def replace_lines(store: Store, plan: HealPlan, target: Target, spool: TempSpool
 
 def output_file(store: Store, plan: HealPlan, output: Path, spool: TempSpool | None = None) -> None:
     """`--output`: a healed copy; the input is never touched."""
-    path = Path(store.path)
-    if output.exists() and output.resolve() == path.resolve():
-        raise TdocError("--output names the input file; use --in-place to rewrite it")
+    path = _output_source(store, output)
     if isinstance(plan.write, SqlWrite):
         _output_database(path, plan.write, output)
         return
@@ -136,7 +135,29 @@ def output_file(store: Store, plan: HealPlan, output: Path, spool: TempSpool | N
         replace_file(output, _producer(store, plan, check), like=None, mode=mode, expected=check, original=path)
 
 
-def _output_database(path: Path, write: SqlWrite, output: Path) -> None:
+def output_unchanged(store: Store, output: Path) -> None:
+    """`--output` with nothing to heal: the input copied as it is (a database with the backup API,
+    a file byte for byte and atomically), so a script that heals into a path finds the store
+    there whatever the heal found. The caller re-scans the copy."""
+    path = _output_source(store, output)
+    with open(path, "rb") as fh:
+        magic = fh.read(len(SQLITE_MAGIC))
+    if magic == SQLITE_MAGIC:
+        _copy_database(path, output)
+        return
+    mode = path.stat().st_mode & 0o777 if store.display != "-" else 0o644
+    replace_file(output, copy_into(path), like=None, mode=mode)
+
+
+def _output_source(store: Store, output: Path) -> Path:
+    path = Path(store.path)
+    if output.exists() and output.resolve() == path.resolve():
+        raise TdocError("--output names the input file; use --in-place to rewrite it")
+    return path
+
+
+def _copy_database(path: Path, output: Path) -> None:
+    """A new copy of the database at `output` (committed state, WAL included), writable by its owner."""
     if output.exists():
         raise TdocError(f"{output}: already exists; choose a new path for the healed copy")
     try:
@@ -148,6 +169,10 @@ def _output_database(path: Path, write: SqlWrite, output: Path) -> None:
     finally:
         source.close()
     os.chmod(output, (path.stat().st_mode & 0o777) | 0o200)
+
+
+def _output_database(path: Path, write: SqlWrite, output: Path) -> None:
+    _copy_database(path, output)
     try:
         database.run(output, write, None)
     except BaseException:
