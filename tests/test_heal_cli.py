@@ -142,8 +142,8 @@ def test_output_with_nothing_to_heal_leaves_the_store_there_as_it_is(tmp_path: P
 
 
 def test_output_copy_of_a_store_that_changed_since_the_read_is_refused(tmp_path: Path, monkeypatch) -> None:
-    """The copy is scanned: when it does not give the findings the read gave (the agent wrote
-    meanwhile), no copy is left and the heal exits 3."""
+    """A file that grew after it was read (the agent wrote meanwhile) would be copied with what
+    the scan did not see: no copy is left and the heal exits 3."""
     from transcript_doctor.heal import pipeline
 
     src = tmp_path / "stream.ndjson"
@@ -153,8 +153,8 @@ def test_output_copy_of_a_store_that_changed_since_the_read_is_refused(tmp_path:
 
     def append_then_copy(store, output):
         with open(src, "ab") as fh:
-            fh.write(b'{"type":"turn.started","data":{"turnId":"late"},"meta":{"id":"evt_late"}}\n{"torn":')
-        real(store, output)
+            fh.write(b'{"type":"turn.started","data":{"turnId":"late"},"meta":{"id":"evt_late"}}\n')
+        return real(store, output)
 
     monkeypatch.setattr(pipeline, "output_unchanged", append_then_copy)
     result = runner.invoke(app, ["heal", str(src), "--output", str(out)])

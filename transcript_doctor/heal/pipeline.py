@@ -13,6 +13,7 @@ Stages for one store (docs/heal.md §Stages):
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -51,24 +52,34 @@ def heal_one(path: Path, display: str, config: ScanConfig, options: HealOptions)
     # findings of what it wrote, so the store may skip what only unfixable findings need
     writing = options.mode != "dry-run"
     config = replace(config, options=replace(config.options, fingerprint=True, for_writing_heal=writing))
+    read_as = _status(path) if display != "-" else None
     store = open_store(path, display, config.options, config.input_format)
     try:
         findings = check_store(store, config, config.codes(display))
-        return heal_findings(store, findings, config, options)
+        return heal_findings(store, findings, config, options, read_as=read_as)
     finally:
         store.close()
 
 
-def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions) -> HealResult:
+def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions, *,
+                  read_as: os.stat_result | None = None) -> HealResult:
     """The stages after the scan, for an open store and its findings (the library entry point).
 
-    `config` selects the rules of the re-scan. The store may be closed on return."""
+    `config` selects the rules of the re-scan; `read_as`: the store file's status before it was
+    read, when known. The store may be closed on return."""
     spool = _spool_for(store, options)
     try:
-        return _heal(store, findings, config, replace(options, spool=spool))
+        return _heal(store, findings, config, replace(options, spool=spool), read_as)
     finally:
         if spool is not None:
             spool.discard()  # unless it was renamed into place
+
+
+def _status(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None  # opening it says why
 
 
 def _spool_for(store: Store, options: HealOptions) -> TempSpool | None:
@@ -80,14 +91,15 @@ def _spool_for(store: Store, options: HealOptions) -> TempSpool | None:
     return None
 
 
-def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions) -> HealResult:
+def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions,
+          read_as: os.stat_result | None) -> HealResult:
     fixable = [f for f in findings if allowed(f, options)]
     unsafe = sum(1 for f in findings if needs_unsafe(f, options))
     cleaned = _remove_stale(store, options)
     if not fixable:
         result = HealResult(path=store.display, format=store.format, remaining=findings, needs_unsafe=unsafe,
                             warnings=cleaned)
-        _output_unchanged(store, findings, config, options, result)
+        _output_unchanged(store, options, result, read_as)
         return result
     plan = store.plan_heal(fixable, options)
     result = _result(store, plan, options)
@@ -96,7 +108,7 @@ def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: He
     applied = {id(f) for f in plan.applied}
     result.remaining = [f for f in findings if id(f) not in applied]
     if plan.write is None:
-        _output_unchanged(store, findings, config, options, result)
+        _output_unchanged(store, options, result, read_as)
         return result
     if plan.verified:
         result.remaining = _check_verified(store, plan, config, store.display, options)
@@ -115,28 +127,24 @@ def _heal(store: Store, findings: list[Finding], config: ScanConfig, options: He
     return result
 
 
-def _output_unchanged(store: Store, findings: list[Finding], config: ScanConfig, options: HealOptions,
-                      result: HealResult) -> None:
-    """`--output` when the plan changes nothing: the store copied there as it is, then scanned;
-    a copy that does not give the findings the input gave was made of a store that changed
-    since it was read, and is removed (exit 3)."""
+def _output_unchanged(store: Store, options: HealOptions, result: HealResult, read_as: os.stat_result | None) -> None:
+    """`--output` when the plan changes nothing: the store copied there as it is. A file whose size
+    or modification time is no longer what they were before it was read (`read_as`) changed
+    since: its copy would hold what the scan did not see, so it is removed (exit 3)."""
     if options.mode != "output" or options.output is None:
         return
     output = options.output
-    output_unchanged(store, output)
-    try:
-        copy = open_store(output, str(output), config.options, config.input_format or store.format)
+    copied_database = output_unchanged(store, output)
+    if read_as is not None and not copied_database:
         try:
-            again = check_store(copy, config, config.codes(store.display))
-        finally:
-            copy.close()
-    except BaseException:
-        output.unlink(missing_ok=True)
-        raise
-    if sorted(map(identity, again)) != sorted(map(identity, findings)):
-        output.unlink(missing_ok=True)
-        raise RefusedError(f"{store.display}: changed while tdoc was working (is the agent still running?); "
-                           f"no copy left at {output}")
+            now = os.stat(store.path)
+            changed = (now.st_size, now.st_mtime_ns) != (read_as.st_size, read_as.st_mtime_ns)
+        except OSError:
+            changed = True
+        if changed:
+            output.unlink(missing_ok=True)
+            raise RefusedError(f"{store.display}: changed while tdoc was working (is the agent still running?); "
+                               f"no copy left at {output}")
     result.output, result.written = str(output), True
 
 

@@ -135,18 +135,19 @@ def output_file(store: Store, plan: HealPlan, output: Path, spool: TempSpool | N
         replace_file(output, _producer(store, plan, check), like=None, mode=mode, expected=check, original=path)
 
 
-def output_unchanged(store: Store, output: Path) -> None:
+def output_unchanged(store: Store, output: Path) -> bool:
     """`--output` with nothing to heal: the input copied as it is (a database with the backup API,
     a file byte for byte and atomically), so a script that heals into a path finds the store
-    there whatever the heal found. The caller re-scans the copy."""
+    there whatever the heal found. True when it was a database."""
     path = _output_source(store, output)
     with open(path, "rb") as fh:
         magic = fh.read(len(SQLITE_MAGIC))
     if magic == SQLITE_MAGIC:
         _copy_database(path, output)
-        return
+        return True
     mode = path.stat().st_mode & 0o777 if store.display != "-" else 0o644
     replace_file(output, copy_into(path), like=None, mode=mode)
+    return False
 
 
 def _output_source(store: Store, output: Path) -> Path:
