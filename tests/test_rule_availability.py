@@ -43,3 +43,20 @@ def test_declared_availability_holds(code: str, findings_by_code: dict[str, list
     else:
         assert fixed, f"{code} declares its fix sometimes available, but no fixture or case shows one"
 
+
+
+def test_every_finding_is_of_a_rule_that_names_its_system(findings_by_code: dict[str, list[Finding]]) -> None:
+    """`tdoc rules` says which systems a rule applies to: a store that reports a rule is among them
+    (by name, or as a JSON-lines or SQLite store for the rules of file integrity)."""
+    from transcript_doctor.stores import kinds
+
+    every = kinds()
+    wrong = set()
+    for code, found in findings_by_code.items():
+        declared = set(RULES[code].systems)
+        for f in found:
+            kind = every[f.format]
+            family = "jsonl" if kind.jsonl else "sqlite" if f.format.endswith("-db") else None
+            if not declared & {"all", kind.system, family}:
+                wrong.add((code, kind.system))
+    assert not wrong, sorted(wrong)

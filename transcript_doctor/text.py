@@ -89,3 +89,11 @@ def iso_seconds(value: object) -> float | None:
     except ValueError:
         return None
     return moment.timestamp() if moment.tzinfo is not None else None
+
+
+def indefinite(word: object) -> str:
+    """`word` with its indefinite article, as the message roles read: "an assistant", "a tool"."""
+    text = str(word)
+    head = text[:2].lower()
+    vowel = head[:1] in ("a", "e", "i", "o") or head == "un"  # "a user": the u of "user" is a consonant
+    return f"{'an' if vowel else 'a'} {text}"

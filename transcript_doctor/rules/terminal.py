@@ -147,14 +147,16 @@ define(
     "T405",
     "think-only-final",
     "warning",
-    ("hermes", "kimi", "opencode"),
+    ("claude-code", "hermes", "kimi", "opencode"),
     "none",
     "Turn-ending message that holds only reasoning",
     r"""
 ## What it detects
 A turn-ending assistant message whose only content is reasoning: inline `<think>…</think>` blocks (or their
 `thinking`, `reasoning`, `thought`, `REASONING_SCRATCHPAD` siblings) with nothing after them, or think/reasoning
-parts and no text. Hermes turn boundaries follow the rules of S301. A visible `(empty)` is S301, not T405.
+parts and no text. Hermes turn boundaries follow the rules of S301. A visible `(empty)` is S301, not T405. In a
+Claude Code transcript: a turn that ends on a message holding only a (signed) thinking block, as an interrupt
+while the thinking streamed leaves it.
 
 ## Why it breaks a session
 The model thought and never answered; the runtime stored the thought as the final reply and the user got

@@ -64,6 +64,7 @@ def intent(operation: str, *args: Any) -> EditIntent:
 
 
 def describe(msg: Message) -> str:
-    """`assistant message at request position 3` (or `... at a message not sent`)."""
-    where = f"request position {msg.position}" if msg.position is not None else "a message not sent"
-    return f"{msg.role} message at {where}"
+    """`assistant message at request position 3` (or `assistant message (not sent)`)."""
+    if msg.position is None:
+        return f"{msg.role} message (not sent)"
+    return f"{msg.role} message at request position {msg.position}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...text import indefinite
 from ..registry import conversation_check, define
 from .support import ConversationView, Hit, intent
 
@@ -56,7 +57,7 @@ def check(view: ConversationView) -> Iterator[Hit]:
     before = next((k for k, m in enumerate(body) if m.role == "user"), len(body))
     yield Hit(
         body[0],
-        f"the history starts with a {body[0].role} message, not a user message",
+        f"the history starts with {indefinite(body[0].role)} message, not a user message",
         {"first_role": body[0].role, "messages_before_first_user": before},
         edit=intent("remove_leading", body[0]),
     )

@@ -22,11 +22,12 @@ from ....rules.shared import w106_duplicate_tool_result as w106
 from ....rules.shared import w107_displaced_tool_result as w107
 from ....rules.shared import w108_leading_non_user as w108
 from ....rules.shared import w109_consecutive_assistants as w109
+from ....text import indefinite
 from ..replay.driver import projected
 
 # anomaly kind -> (rule, what the runtime does about it)
 REPAIRS = {
-    "whitespace_text_dropped": (w102.RULE, "a whitespace-only text part is dropped from a {role} message"),
+    "whitespace_text_dropped": (w102.RULE, "a whitespace-only text part is dropped from {a_role} message"),
     "tool_result_synthesized": (w103.RULE, "tool call {toolCallId} has no recorded result; "
                                 "the runtime sends a placeholder or interrupted result"),
     "orphan_tool_result_dropped": (w104.RULE, "tool result {toolCallId} answers no earlier call; the projection drops it"),
@@ -34,7 +35,7 @@ REPAIRS = {
     "duplicate_tool_result_dropped": (w106.RULE, "tool call {toolCallId} has a second result; the strict resend drops it"),
     "tool_result_reordered": (w107.RULE, "the result of tool call {toolCallId} is separated from its call; "
                               "the projection moves it up"),
-    "leading_non_user_dropped": (w108.RULE, "the history starts with a {role} message; the strict resend drops it"),
+    "leading_non_user_dropped": (w108.RULE, "the history starts with {a_role} message; the strict resend drops it"),
     "consecutive_assistants_merged": (w109.RULE, "two assistant messages follow each other; the strict resend merges them"),
 }
 KIND_TO_CODE = {kind: rule.code for kind, (rule, _) in REPAIRS.items()}
@@ -78,7 +79,7 @@ def _merged_anomalies(state: Any, engines: tuple[str, ...]) -> dict[tuple[Any, .
 def _repair(code: str, entry: dict[str, Any], member: str | None) -> Repair:
     anomaly = entry["anomaly"]
     engines = entry["engines"]
-    text = DESCRIBE[code].format(toolCallId=anomaly.get("toolCallId"), role=anomaly.get("role"))
+    text = DESCRIBE[code].format(toolCallId=anomaly.get("toolCallId"), a_role=indefinite(anomaly.get("role")))
     where = "every request" if entry["normal"] else "the strict resend after a 400"
     lines = _lines_for(entry["history"], code, anomaly)
     evidence: dict[str, Any] = {"anomaly": anomaly, "repaired_in": "normal" if entry["normal"] else "strict"}
