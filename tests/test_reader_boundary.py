@@ -378,3 +378,30 @@ def test_a_damaged_page_scan_reports_as_f506_replays_with_a_clear_error(tmp_path
 
     with pytest.raises(TdocError, match="damaged SQLite database"):
         replay_path(str(path), Options())
+
+
+WHY_UNPARSABLE = [  # (a line that does not parse, what tdoc says is wrong with it)
+    (b'\xef\xbb\xbf{"type":"user"}', "starts with a UTF-8 byte-order mark"),
+    (b'{"text":"caf\xc3', "ends inside a multi-byte UTF-8 character (byte 12 of the line)"),
+    (b'{"text":"caf\xff"}', "not UTF-8 at byte 12 of the line"),
+    (b'{"a":1,}', "invalid JSON at character 7 of the line: Expecting property name"),
+    (b'{"a":1} {"b":2}', "invalid JSON at character 8 of the line: Extra data"),  # near miss: two records
+    (b'[1, 2', "invalid JSON at character 5 of the line"),
+]
+
+
+@pytest.mark.parametrize(("raw", "said"), WHY_UNPARSABLE, ids=[c[1].split(" (")[0][:40] for c in WHY_UNPARSABLE])
+def test_why_unparsable_names_the_break_in_the_line_s_terms(raw: bytes, said: str) -> None:
+    from transcript_doctor.values import why_unparsable
+
+    assert why_unparsable(raw).startswith(said)
+
+
+def test_a_claude_code_line_with_a_byte_order_mark_says_so(tmp_path) -> None:
+    from transcript_doctor.core import scan
+
+    line = b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}\n'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + line + line.replace(b'"u1","parentUuid":null', b'"u2","parentUuid":"u1"'))
+    found = [f for f in scan(str(path)).findings if f.code == "F502"]
+    assert found and "byte-order mark" in found[0].message

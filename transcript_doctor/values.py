@@ -176,7 +176,10 @@ def has_lone_surrogate(text: str) -> bool:
 def why_unparsable(raw: bytes) -> str:
     """What is wrong with a line (without its line end) that does not parse, in words a reader
     of the file can act on: where its UTF-8 breaks (a write cut inside a character ends in the
-    middle of one), or the JSON error at a character of the line (not a "line 1" of its own)."""
+    middle of one), a byte-order mark, or the JSON error at a character of the line (not a "line 1"
+    of its own)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return "starts with a UTF-8 byte-order mark, which JSON parsers reject (added by an editor?)"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

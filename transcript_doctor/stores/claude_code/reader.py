@@ -184,8 +184,11 @@ def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bo
     if pieces is None:
         try:
             obj = values.loads(text)  # refuses what later stages cannot write back (too deep, 1e400)
-        except ValueError as exc:
+        except values.ValueProblem as exc:
             _bad(out, number, offset, ended, f"invalid JSON: {str(exc)[:120]}", len(body))
+            return
+        except ValueError:
+            _bad(out, number, offset, ended, values.why_unparsable(body), len(body))
             return
         pieces = [(text, obj)]
     reason = next((r for r in (values.problem(obj) for _, obj in pieces) if r is not None), None)
