@@ -160,3 +160,12 @@ def test_output_copy_of_a_store_that_changed_since_the_read_is_refused(tmp_path:
     result = runner.invoke(app, ["heal", str(src), "--output", str(out)])
     assert result.exit_code == 3, result.output
     assert not out.exists() and "changed while tdoc was working" in result.output
+
+
+def test_nothing_to_heal_still_says_what_no_fix_covers() -> None:
+    """'nothing to heal' is not 'nothing wrong': the findings no fix covers are counted by code."""
+    result = runner.invoke(app, ["heal", str(ROOT / "fixtures/eve/support-chat.v26.ndjson")])
+    assert result.exit_code == 0 and "nothing to heal" in result.output
+    assert "6 finding(s) have no fix (C203, E601, S303, T403)" in result.output
+    clean = runner.invoke(app, ["heal", str(ROOT / "fixtures/codex/real/simonw-sample_codex_session-0.77.jsonl")])
+    assert "nothing to heal" in clean.output and "have no fix" not in clean.output  # near miss: nothing left

@@ -61,6 +61,7 @@ def _human(console: Console, r: HealResult, err: Console, *, show_diff: bool) ->
                  "yellow")
         else:
             _say(console, f"{r.path}: nothing to heal{copied}", "yellow" if r.skipped else "green")
+        _unfixable(console, r)
         _details(console, r)
         return
     if show_diff and r.diff and not r.written:
@@ -75,9 +76,18 @@ def _human(console: Console, r: HealResult, err: Console, *, show_diff: bool) ->
         _say(console, f"  backup: {r.backup}")
     if r.needs_unsafe:
         _say(console, f"  {r.needs_unsafe} more fix(es) need --unsafe-fixes", "yellow")
+    _unfixable(console, r)
     _details(console, r)
     if not r.written:
         console.print(Text("  dry run: nothing written (use --in-place or --output PATH)", style="dim"))
+
+
+def _unfixable(console: Console, r: HealResult) -> None:
+    """The findings left that no fix covers (a heal cannot make them go; `tdoc scan` shows them)."""
+    left = [f for f in r.remaining if f.fix is None or not f.fix.edits]
+    if left:
+        codes = ", ".join(sorted({f.code for f in left}))
+        _say(console, f"  {len(left)} finding(s) have no fix ({codes}); `tdoc scan` shows them", "dim")
 
 
 def _details(console: Console, r: HealResult) -> None:
