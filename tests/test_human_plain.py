@@ -154,3 +154,26 @@ def test_a_stream_that_cannot_encode_fails_in_the_same_words(monkeypatch: pytest
                 human.render(report, out, RenderOptions())
         reasons.append(failed.value.reason)
     assert reasons[0] == reasons[1] and "PYTHONIOENCODING" in reasons[0]
+
+
+SUMMARIES = [  # (inputs: fixtures, or None for a file no store kind reads; the summary's first line)
+    ([None], "No file could be scanned."),
+    ([None, "fixtures/codex/real/simonw-sample_codex_session-0.77.jsonl"], "No findings in 1 file(s)."),
+    ([None, "fixtures/eve/support-chat.v26.ndjson"], "Found 6 finding(s) in 1 file(s): 1 error, 5 warning, 0 info."),
+]
+
+
+@pytest.mark.parametrize(("inputs", "first"), SUMMARIES, ids=["only-unreadable", "clean-and-unreadable", "poisoned-and-unreadable"])
+def test_the_summary_counts_only_the_files_it_could_read(tmp_path: Path, inputs: list[str | None], first: str) -> None:
+    """A file that could not be read is counted once, as unreadable: never among the scanned
+    files that had no findings."""
+    from typer.testing import CliRunner
+
+    from transcript_doctor.cli import app
+
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\n")
+    paths = [str(junk) if rel is None else str(ROOT / rel) for rel in inputs]
+    result = CliRunner().invoke(app, ["scan", *paths])
+    lines = result.stdout.splitlines()
+    assert first in lines and lines[-1] == "1 file(s) could not be read."

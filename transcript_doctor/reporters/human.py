@@ -143,12 +143,15 @@ def _summary(report: Report) -> Line:
     safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe")
     errors = sum(1 for fr in report.files if fr.error)
+    read = len(report.files) - errors  # the files a scan could read (those it could not are counted below)
     summary = Line()
-    if not findings:
-        summary.append(f"No findings in {len(report.files)} file(s).", style="green")
+    if not findings and not read:
+        summary.append("No file could be scanned.", style="bold red")
+    elif not findings:
+        summary.append(f"No findings in {read} file(s).", style="green")
     else:
         summary.append(
-            f"Found {len(findings)} finding(s) in {len(report.files)} file(s): "
+            f"Found {len(findings)} finding(s) in {read} file(s): "
             f"{counts['error']} error, {counts['warning']} warning, {counts['info']} info."
         )
         if safe:
