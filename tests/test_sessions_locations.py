@@ -201,12 +201,16 @@ def test_sessions_names_a_file_by_the_session_id_replay_accepts(tmp_path: Path, 
         assert replay.exit_code == 0, replay.output
 
 
-def test_a_copied_codex_rollout_is_as_recent_as_its_last_record(tmp_path: Path) -> None:
-    """Last activity is the rollout's last recorded timestamp, not when the file was copied."""
-    rollout = FIXTURES / "codex/real/simonw-sample_codex_session-0.77.jsonl"
-    last = json.loads(rollout.read_bytes().splitlines()[-1])["timestamp"]
-    shutil.copy(rollout, tmp_path / "r.jsonl")
-    result = runner.invoke(app, ["sessions", str(tmp_path / "r.jsonl"), "-f", "json"])
+@pytest.mark.parametrize("rel", ["codex/real/simonw-sample_codex_session-0.77.jsonl",
+                                 "claude-code/real/entirecli-069f0cb7b375-0.jsonl"])
+def test_a_copied_session_file_is_as_recent_as_its_last_record(tmp_path: Path, rel: str) -> None:
+    """Last activity is the last recorded timestamp (Codex rollout, Claude Code transcript), not
+    when the file was copied."""
+    source = FIXTURES / rel
+    stamps = [json.loads(line).get("timestamp") for line in source.read_bytes().splitlines() if line.strip()]
+    last = [s for s in stamps if isinstance(s, str)][-1]
+    shutil.copy(source, tmp_path / "s.jsonl")
+    result = runner.invoke(app, ["sessions", str(tmp_path / "s.jsonl"), "-f", "json"])
     (row,) = json.loads(result.stdout)["sessions"]
     assert row["last_activity"] == last[:19] + "Z"
 

@@ -58,6 +58,7 @@ class Transcript:
     lines: int = 0
     size: int = 0
     session: str | None = None
+    last_timestamp: Any = None  # the `timestamp` of the last record that has one (tdoc sessions)
     noted: list[Record] = field(default_factory=list)  # records with metadata (errors, boundaries), in order
 
     def by_line(self, line: int) -> list[Record]:
@@ -145,6 +146,7 @@ def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> Non
     loads = orjson.loads
     may_be_deep, depth_exceeds, deep_text = values.may_be_deep, values.depth_exceeds, 2 * values.MAX_DEPTH
     number = offset = 0
+    stamp = None
     for raw in lines:
         number += 1
         size = len(raw)
@@ -161,6 +163,7 @@ def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> Non
                 _slow_line(out, number, offset, raw.rstrip(b"\r\n") if ended else raw, ended, keep_text, names)
             else:
                 if type(obj) is dict:
+                    stamp = obj.get("timestamp", stamp)
                     rec = make_record(obj, len(records), number, 0, offset, keep_text, suspect, names)
                     append(rec)
                     if rec.meta is not None:
@@ -169,7 +172,7 @@ def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> Non
                     out.problems.append(Problem("F502", number, f"line {number} is not a JSON object",
                                                 {"offset": offset}))  # fmt: skip
         offset += size
-    out.lines, out.size = number, offset
+    out.lines, out.size, out.last_timestamp = number, offset, stamp
 
 
 def _slow_line(out: Transcript, number: int, offset: int, body: bytes, ended: bool, keep_text: bool,

@@ -13,6 +13,7 @@ from ...fixes.fingerprint import Fingerprint
 from ...heal.plan import HealPlan
 from ...model import Finding
 from ...rules.engine import check_store
+from ...text import iso_seconds
 from ..base import HealOptions, Options, Store, StoreKind
 from .checks import SHARED_CODES, native, sent_messages
 from .editor import ClaudeEditor
@@ -82,7 +83,7 @@ class ClaudeCodeStore(Store):
             return check_store(self, Options(), codes)
 
     def session_identity(self) -> tuple[str | None, float | None]:
-        return self.transcript.session, None
+        return self.transcript.session, iso_seconds(self.transcript.last_timestamp)
 
     def replay(self, options: Options) -> Any:
         self.check_session(options, self.transcript.session)
