@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: typer reads the parameters' annotations every time
 # it builds a command, and string annotations would be compiled and evaluated anew each time.
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
@@ -126,6 +127,8 @@ def scan_cmd(
         skip_unrecognised=skip_unrecognised,
     )
     report = _scan_reporting_usage(targets, config, fmt, output, quiet, cluster, storage_option)
+    if output is not None:
+        _refuse_an_input_as_output(output, report)
     deliver(_report_writer(report, fmt, statistics, RenderOptions(color.value, quiet, config)), output)
     if fmt in ("human", "github"):  # the formats a person reads in the job log
         from .reporters.step_summary import append_summary
@@ -137,6 +140,19 @@ def scan_cmd(
             say(f"tdoc: {where}{fr.error}")
     code = report.exit_code(config.fail_on)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
+
+
+def _refuse_an_input_as_output(output: Path, report: "Report") -> None:
+    """`-o` naming a store the scan read would replace that store with the report."""
+    if not output.exists():
+        return
+    for fr in report.files:
+        try:
+            same = os.path.samefile(fr.path, output)
+        except (OSError, ValueError):
+            continue
+        if same:
+            raise TdocError(f"--output {output} is one of the scanned stores; the report would replace it")
 
 
 def _scan_reporting_usage(targets: list[str], config: "ScanConfig", fmt: str, output: Path | None, quiet: bool,
@@ -224,3 +240,9 @@ def sessions_cmd(
     else:
         headers, body = as_table(rows)
         deliver(lambda out: out.write(plain_table(headers, body) if body else "No sessions found.\n"))
+    unreadable = [(r.path, r.error) for r in rows if r.error]
+    for path, error in unreadable:
+        where = "" if error.startswith(path) else f"{path}: "
+        say(f"tdoc: {where}{error}")
+    if unreadable:  # an input that could not be read is exit 2, as for scan
+        raise typer.Exit(2)

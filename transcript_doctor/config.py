@@ -180,6 +180,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise TdocError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise TdocError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8
+        raise TdocError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
 
 
 def _tool_table(data: dict[str, Any], source: Path) -> dict[str, Any] | None:

@@ -67,12 +67,31 @@ def heal_findings(store: Store, findings: list[Finding], config: ScanConfig, opt
 
     `config` selects the rules of the re-scan; `read_as`: the store file's status before it was
     read, when known. The store may be closed on return."""
+    if options.mode == "output" and options.output is not None:
+        options = replace(options, output=_output_target(options.output))
     spool = _spool_for(store, options)
     try:
         return _heal(store, findings, config, replace(options, spool=spool), read_as)
     finally:
         if spool is not None:
             spool.discard()  # unless it was renamed into place
+
+
+def _output_target(output: Path) -> Path:
+    """Where `--output` writes: the path, or through a symlink the file it names. Anything but a
+    regular file already there (a device such as /dev/null, a FIFO, a directory) is refused: the
+    heal replaces the file, reads it back, and removes it if the check fails."""
+    import stat
+
+    try:
+        st = os.stat(output)
+    except FileNotFoundError:
+        return output
+    except OSError as exc:
+        raise TdocError(f"--output {output}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TdocError(f"--output {output}: not a regular file; heal writes a store file (choose a file path)")
+    return Path(os.path.realpath(output))
 
 
 def _status(path: Path) -> os.stat_result | None:

@@ -1,0 +1,102 @@
+"""Where `--output` writes: a regular file is replaced atomically (through a symlink, the file it
+names, keeping its mode; a new one gets the umask's), a FIFO or device is written into and never
+replaced, a directory or a scanned store is refused; `heal --output` takes regular files only."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from transcript_doctor.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+STREAM = ROOT / "fixtures/eve/support-chat.v26.ndjson"
+JOURNAL = ROOT / "fixtures/kimi-code/golden/c01_legacy_compaction_after_vacuous.jsonl"
+runner = CliRunner()
+
+
+def _scan_to(target: Path) -> object:
+    return runner.invoke(app, ["scan", str(STREAM), "-f", "json", "-o", str(target)])
+
+
+def test_scan_output_into_a_fifo_writes_into_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # (a reader is there: the writer's open returns)
+    try:
+        result = _scan_to(fifo)
+        data = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert result.exit_code == 1, result.output  # the stream has error findings
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a file"
+    assert json.loads(data)["summary"]["findings"] == 6
+
+
+def test_scan_output_through_a_symlink_replaces_the_file_it_names(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real.name)
+    assert _scan_to(link).exit_code == 1
+    assert link.is_symlink() and json.loads(real.read_text())["summary"]["findings"] == 6
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o640
+
+
+def test_a_new_report_file_gets_the_umask_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        assert _scan_to(tmp_path / "new.json").exit_code == 1
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == 0o640  # 0o666 & ~0o027, not mkstemp's 0o600
+
+
+def test_scan_output_naming_a_directory_or_a_scanned_store_is_refused(tmp_path: Path) -> None:
+    assert _scan_to(tmp_path).exit_code == 2
+    store = tmp_path / "s.ndjson"
+    store.write_bytes(STREAM.read_bytes())
+    result = runner.invoke(app, ["scan", str(tmp_path), "-o", str(store)])
+    assert result.exit_code == 2 and "one of the scanned stores" in result.output
+    assert store.read_bytes() == STREAM.read_bytes()
+    other = runner.invoke(app, ["scan", str(store), "-o", str(tmp_path / "report.txt")])  # near miss
+    assert other.exit_code == 1 and (tmp_path / "report.txt").exists()
+
+
+def test_heal_output_takes_only_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    result = runner.invoke(app, ["heal", str(JOURNAL), "--output", str(fifo)])
+    assert result.exit_code == 2 and "not a regular file" in result.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    real = tmp_path / "healed.jsonl"
+    real.write_text("")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real.name)
+    assert runner.invoke(app, ["heal", str(JOURNAL), "--output", str(link)]).exit_code == 0
+    assert link.is_symlink() and real.stat().st_size > 0
+
+
+def test_a_config_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / "tdoc.toml"
+    config.write_bytes(b'[tool.tdoc]\nselect = ["W1\xff"]\n')
+    result = runner.invoke(app, ["scan", str(STREAM), "--config", str(config)])
+    assert result.exit_code == 2 and "not UTF-8" in result.output and str(config) in result.output
+    assert "internal error" not in result.output
+
+
+@pytest.mark.parametrize(("name", "code"), [("missing.jsonl", 2), ("notes.txt", 2), (None, 0)])
+def test_sessions_exits_2_for_an_input_it_cannot_read(tmp_path: Path, name: str | None, code: int) -> None:
+    paths = [str(STREAM)]
+    if name == "notes.txt":
+        (tmp_path / name).write_text("hello\n")
+    if name is not None:
+        paths.append(str(tmp_path / name))
+    result = runner.invoke(app, ["sessions", *paths])
+    assert result.exit_code == code, result.output
