@@ -100,3 +100,16 @@ def test_sessions_exits_2_for_an_input_it_cannot_read(tmp_path: Path, name: str 
         paths.append(str(tmp_path / name))
     result = runner.invoke(app, ["sessions", *paths])
     assert result.exit_code == code, result.output
+
+
+def test_a_human_report_not_on_the_terminal_still_says_on_stderr_what_could_not_be_read(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    missing = tmp_path / "missing.jsonl"
+    to_file = subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", str(missing), "-o", str(tmp_path / "r.txt")],
+                             capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert to_file.returncode == 2 and str(missing) in to_file.stderr
+    piped = subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", str(missing)],
+                           capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert piped.returncode == 2 and str(missing) in piped.stderr and str(missing) in piped.stdout

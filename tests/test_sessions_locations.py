@@ -132,6 +132,18 @@ def test_pathless_scan_finds_every_store_in_the_fake_home(fake_home: Path) -> No
     assert schema_errors("report", report) == []
 
 
+@pytest.mark.parametrize("command", ["scan", "sessions"])
+def test_pathless_run_over_an_empty_default_location_is_exit_0(tmp_path: Path, command: str) -> None:
+    """A fresh `~/.claude/projects` (there, but empty) or one holding another program's file is
+    nothing to scan, as no location at all is: exit 0, not 'no input files found' (exit 2)."""
+    (tmp_path / ".claude" / "projects").mkdir(parents=True)
+    (tmp_path / ".codex" / "sessions").mkdir(parents=True)
+    (tmp_path / ".codex" / "sessions" / "notes.txt").write_text("not a rollout\n")
+    proc = _run(clean_env(tmp_path), command)
+    assert proc.returncode == 0, proc.stderr
+    assert "No store to scan." in proc.stdout if command == "scan" else "No sessions found." in proc.stdout
+
+
 def test_pathless_scan_with_nothing_there_says_where_it_looked(tmp_path: Path) -> None:
     proc = _run(clean_env(tmp_path), "scan")
     assert proc.returncode == 0 and proc.stdout == ""

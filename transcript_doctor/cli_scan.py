@@ -4,6 +4,7 @@
 # it builds a command, and string annotations would be compiled and evaluated anew each time.
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
@@ -124,7 +125,8 @@ def scan_cmd(
         per_path_ignores=resolved.per_path_ignores,
         root=resolved.root,
         jobs=jobs or 0,
-        skip_unrecognised=skip_unrecognised,
+        # the default locations may hold nothing yet, or other programs' files: neither is an error
+        skip_unrecognised=skip_unrecognised or not paths,
     )
     report = _scan_reporting_usage(targets, config, fmt, output, quiet, cluster, storage_option)
     if output is not None:
@@ -134,12 +136,21 @@ def scan_cmd(
         from .reporters.step_summary import append_summary
 
         append_summary(report)
+    # an input that could not be read is said on stderr too, unless the human report showing it is on this terminal
+    shown_here = fmt == "human" and output is None and _stdout_is_terminal()
     for fr in report.files:
-        if fr.error and fmt != "human":
+        if fr.error and not shown_here:
             where = "" if fr.error.startswith(fr.path) else f"{fr.path}: "
             say(f"tdoc: {where}{fr.error}")
     code = report.exit_code(config.fail_on)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
 
 
 def _refuse_an_input_as_output(output: Path, report: "Report") -> None:
@@ -234,7 +245,7 @@ def sessions_cmd(
     except _NothingToScan as exc:
         say(str(exc))
         targets = []
-    rows = list_sessions(targets, ScanConfig(jobs=jobs or 0)) if targets else []
+    rows = list_sessions(targets, ScanConfig(jobs=jobs or 0, skip_unrecognised=not paths)) if targets else []
     if format is DocFormat.json:
         deliver(lambda out: out.write(json_text({"schema_version": 1, "sessions": [r.as_dict() for r in rows]})))
     else:

@@ -145,7 +145,9 @@ def _summary(report: Report) -> Line:
     errors = sum(1 for fr in report.files if fr.error)
     read = len(report.files) - errors  # the files a scan could read (those it could not are counted below)
     summary = Line()
-    if not findings and not read:
+    if not report.files:
+        summary.append("No store to scan.", style="yellow")
+    elif not findings and not read:
         summary.append("No file could be scanned.", style="bold red")
     elif not findings:
         summary.append(f"No findings in {read} file(s).", style="green")
