@@ -155,3 +155,34 @@ def test_restore_refuses_a_store_in_use(tmp_path: Path, kind: str) -> None:
         holder.stdin.close()
         holder.wait(timeout=30)
     assert tdoc("restore", str(path)).returncode == 0
+
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = [  # (the store, the file --backup names, restored?)
+    ("fixtures/kimi-code/golden/c01_legacy_compaction_after_vacuous.jsonl", None, False),  # random bytes
+    ("fixtures/opencode/opencode.db", "fixtures/kimi-code/golden/c01_legacy_compaction_after_vacuous.jsonl", False),
+    ("fixtures/hermes/hermes-state-v21.db", "fixtures/opencode/opencode.db", False),  # another kind of database
+    ("fixtures/hermes/hermes-state-v21.db", "fixtures/hermes/hermes-state-v30.db", True),  # near miss: same kind
+    # a legacy Codex rollout is known by its name too: its backup, named otherwise, still restores
+    ("fixtures/codex/synthetic/rollout-2025-05-01T10-00-00-legacy.jsonl",
+     "fixtures/codex/synthetic/rollout-2025-05-01T10-00-00-legacy.jsonl", True),
+]
+
+
+@pytest.mark.parametrize(("store", "other", "restored"), KINDS, ids=["random", "jsonl-over-db", "db-over-db", "same-kind",
+                                                                     "legacy-rollout"])
+def test_restore_takes_a_backup_only_of_the_same_kind_of_store(tmp_path: Path, store: str, other: str | None,
+                                                               restored: bool) -> None:  # fmt: skip
+    target = tmp_path / Path(store).name
+    target.write_bytes((ROOT / store).read_bytes())
+    backup = tmp_path / "named.tdoc-backup-x"
+    backup.write_bytes(os.urandom(600) if other is None else (ROOT / other).read_bytes())
+    before = target.read_bytes()
+    result = runner.invoke(app, ["restore", str(target), "--backup", str(backup)])
+    if restored:
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2 and "not restored" in result.output
+    assert target.read_bytes() == before
+    forced = runner.invoke(app, ["restore", str(target), "--backup", str(backup), "--force"])
+    assert forced.exit_code == 0 or "no such" in forced.output, forced.output

@@ -29,6 +29,8 @@ def restore(path: Path, *, backup: Path | None = None, backup_dir: Path | None =
     if not chosen.is_file():
         raise TdocError(f"{chosen}: no such backup")
     _check_manifest(path, chosen, backup_dir)
+    if not force:
+        _check_same_kind(path, chosen)
     if database.is_database(chosen):
         _refuse_if_open(path, [path, Path(f"{path}-wal")], force, any_use=True)
         if not path.exists():
@@ -58,6 +60,27 @@ def _refuse_if_open(path: Path, files: list[Path], force: bool, *, any_use: bool
         how = "open" if any_use else "open for writing"
         raise RefusedError(f"{path}: in use (process {', '.join(map(str, pids))} has it {how}); stop it first, "
                            "or pass --force")
+
+
+def _check_same_kind(path: Path, chosen: Path) -> None:
+    """A store is put back only from a copy of the same kind of store: `--backup` naming another
+    file (another session's database, a report) would replace it with something no runtime reads
+    there. A current file no kind recognises (damaged) takes any backup."""
+    from ..stores import detect, read_head
+    from ..text import indefinite
+
+    if not path.exists():
+        return
+    try:
+        kind = detect(path)
+    except TdocError:
+        return
+    head = read_head(chosen)
+    # (the backup's name is not the store's: a file kind that also looks at names is asked with
+    # both; a database kind reads the tables of the file it is given, so only of the backup)
+    if not (kind.sniff(chosen, head) or (kind.jsonl and kind.sniff(path, head))):
+        raise TdocError(f"{chosen}: not {indefinite(kind.format)} store like {path}; not restored "
+                        "(--force restores it anyway)")
 
 
 def _check_manifest(path: Path, chosen: Path, backup_dir: Path | None) -> None:
