@@ -113,3 +113,20 @@ def test_a_human_report_not_on_the_terminal_still_says_on_stderr_what_could_not_
     piped = subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", str(missing)],
                            capture_output=True, text=True, cwd=ROOT)  # fmt: skip
     assert piped.returncode == 2 and str(missing) in piped.stderr and str(missing) in piped.stdout
+
+
+@pytest.mark.parametrize("damage", [b"\xef\xbb\xbf", b'{"type": "metad\n'], ids=["byte-order-mark", "torn-first-line"])
+def test_a_store_damaged_at_its_start_is_reported_by_a_directory_scan_not_skipped(tmp_path: Path, damage: bytes) -> None:
+    """A walk takes files by content; a file with the name its runtime gives a store (wire.jsonl)
+    whose first records no kind recognises is reported, with the way to read it anyway."""
+    journal = tmp_path / "agents" / "main" / "wire.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_bytes(damage + JOURNAL.read_bytes())
+    (tmp_path / "notes.json").write_text("hello\n")  # near miss: junk under no runtime's name is skipped
+    result = runner.invoke(app, ["scan", str(tmp_path), "-f", "json"])
+    assert result.exit_code == 2, result.output
+    files = json.loads(result.stdout)["files"]
+    assert [Path(f["path"]).name for f in files] == ["wire.jsonl"]
+    assert "named like a kimi-wire store" in files[0]["error"] and "--input-format kimi-wire" in files[0]["error"]
+    forced = runner.invoke(app, ["scan", str(journal), "--input-format", "kimi-wire", "-f", "json"])
+    assert forced.exit_code == 1 and json.loads(forced.stdout)["findings"]

@@ -86,6 +86,10 @@ def detect(path: Path, forced: str | None = None) -> StoreKind:
             return kind
     if not head.strip():
         raise TdocError(f"{path}: empty file, no store to read")
+    named = runtime_named(path.name)
+    if named is not None:  # what the runtime called its store, but damaged where detection looks
+        raise TdocError(f"{path}: named like a {named} store, but its first records are not one (damaged at its "
+                        f"start?); `--input-format {named}` reads it as one")
     raise TdocError(f"{path}: not a store tdoc recognises (known formats: {', '.join(all_kinds)})")
 
 
@@ -202,7 +206,9 @@ def is_candidate_name(name: str) -> bool:
 
 def recognised(path: Path, walking: bool = False) -> bool:
     """Whether the scan should take `path`: a store some kind recognises, or a file it must
-    report (unreadable, or a database that cannot be opened). A walk skips non-regular files."""
+    report (unreadable, a database that cannot be opened, or a file with the name a runtime gives
+    its store whose content no kind recognises: a journal damaged at its start is reported, not
+    skipped). A walk skips non-regular files."""
     if walking and not is_regular(path) and os.path.exists(path):
         return False
     try:
@@ -211,4 +217,18 @@ def recognised(path: Path, walking: bool = False) -> bool:
             probe(path)
     except TdocError:
         return True  # let the scan report it
-    return any(kind.sniff(path, head) for kind in kinds().values())
+    return any(kind.sniff(path, head) for kind in kinds().values()) or runtime_named(path.name) is not None
+
+
+def runtime_named(name: str) -> str | None:
+    """The format of the store a runtime keeps under this file name (`wire.jsonl`, `state.db`,
+    `opencode.db`, `rollout-*.jsonl`), else None. Names only point: content decides the format."""
+    if name == "wire.jsonl":
+        return "kimi-wire"
+    if name == "state.db":
+        return "hermes-db"
+    if name == "opencode.db" or (name.startswith("opencode-") and name.endswith(".db")):
+        return "opencode-db"
+    if name.startswith("rollout-") and name.endswith(".jsonl"):
+        return "codex-rollout"
+    return None
