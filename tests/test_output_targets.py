@@ -130,3 +130,20 @@ def test_a_store_damaged_at_its_start_is_reported_by_a_directory_scan_not_skippe
     assert "named like a kimi-wire store" in files[0]["error"] and "--input-format kimi-wire" in files[0]["error"]
     forced = runner.invoke(app, ["scan", str(journal), "--input-format", "kimi-wire", "-f", "json"])
     assert forced.exit_code == 1 and json.loads(forced.stdout)["findings"]
+
+
+def test_output_dash_is_standard_output(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["scan", str(STREAM), "-f", "json", "-o", "-"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["summary"]["findings"] == 6
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("flags", [["heal", str(JOURNAL), "--backup-dir", "BK", "--no-backup"],
+                                   ["scan", str(STREAM), "--config", "CFG", "--no-config"]], ids=["backup", "config"])
+def test_flags_that_exclude_each_other_are_a_usage_error(tmp_path: Path, flags: list[str]) -> None:
+    config = tmp_path / "tdoc.toml"
+    config.write_text("[tool.tdoc]\n")
+    argv = [str(tmp_path / "bk") if a == "BK" else str(config) if a == "CFG" else a for a in flags]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2 and "exclude each other" in result.output

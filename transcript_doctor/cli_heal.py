@@ -50,6 +50,8 @@ def heal_cmd(
     reject_remote(paths, "heal")
     if in_place and output:
         raise TdocError("--in-place and --output exclude each other")
+    if no_backup and backup_dir is not None:
+        raise TdocError("--backup-dir and --no-backup exclude each other")
     resolved = settings(config_file, no_config, select=split_codes(select), ignore=split_codes(ignore),
                         unsafe_fixes=unsafe_fixes, backup_dir=backup_dir)  # fmt: skip
     mode = "in-place" if in_place else "output" if output else "dry-run"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .errors import TdocError
 from .reporters import REPORTERS
 
 if TYPE_CHECKING:  # loaded by the commands that read settings, not by `tdoc --version`
@@ -79,5 +80,7 @@ def settings(config_file: Path | None, no_config: bool, **flags: object) -> Sett
     """Flags over the configuration file over defaults."""
     from .config import load_config, resolve
 
+    if no_config and config_file is not None:
+        raise TdocError("--config and --no-config exclude each other")
     file = load_config(config_file, discover=not no_config)
     return resolve(file, **flags)

@@ -14,7 +14,7 @@ from .errors import TdocError
 def deliver(write: Callable[[TextIO], object], output: Path | None = None) -> None:
     """Write the command's data to stdout, or atomically to `output`. A reader that went away
     (`| head`) is not an error: the rest is dropped quietly and the exit code stays the command's."""
-    if output is not None:
+    if output is not None and str(output) != "-":  # `-o -`: standard output, as everywhere else
         write_file(output, write)
         return
     try:
