@@ -115,6 +115,9 @@ def test_a_human_report_not_on_the_terminal_still_says_on_stderr_what_could_not_
     assert piped.returncode == 2 and str(missing) in piped.stderr and str(missing) in piped.stdout
 
 
+CODEX = ROOT / "fixtures/codex/real/simonw-sample_codex_session-0.77.jsonl"
+
+
 @pytest.mark.parametrize("damage", [b"\xef\xbb\xbf", b'{"type": "metad\n'], ids=["byte-order-mark", "torn-first-line"])
 def test_a_store_damaged_at_its_start_is_reported_by_a_directory_scan_not_skipped(tmp_path: Path, damage: bytes) -> None:
     """A walk takes files by content; a file with the name its runtime gives a store (wire.jsonl)
@@ -130,6 +133,18 @@ def test_a_store_damaged_at_its_start_is_reported_by_a_directory_scan_not_skippe
     assert "named like a kimi-wire store" in files[0]["error"] and "--input-format kimi-wire" in files[0]["error"]
     forced = runner.invoke(app, ["scan", str(journal), "--input-format", "kimi-wire", "-f", "json"])
     assert forced.exit_code == 1 and json.loads(forced.stdout)["findings"]
+
+
+def test_a_rollout_whose_first_line_has_a_byte_order_mark_is_still_read(tmp_path: Path) -> None:
+    """Near miss of the above: the Codex sniffer reads past a broken first line, so the rollout is
+    taken by content and only that line is reported (F502, naming the byte-order mark)."""
+    rollout = tmp_path / "sessions" / "rollout-2025-12-28T12-18-30-x.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_bytes(b"\xef\xbb\xbf" + CODEX.read_bytes())
+    report = json.loads(runner.invoke(app, ["scan", str(tmp_path), "-f", "json"]).stdout)
+    assert [f["format"] for f in report["files"]] == ["codex-rollout"] and report["files"][0]["error"] is None
+    (f502,) = [f for f in report["findings"] if f["code"] == "F502"]
+    assert f502["location"]["line"] == 1 and "byte-order mark" in f502["message"]
 
 
 def test_output_dash_is_standard_output(tmp_path: Path, monkeypatch) -> None:

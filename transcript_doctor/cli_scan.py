@@ -140,10 +140,14 @@ def scan_cmd(
     shown_here = fmt == "human" and output is None and _stdout_is_terminal()
     for fr in report.files:
         if fr.error and not shown_here:
-            where = "" if fr.error.startswith(fr.path) else f"{fr.path}: "
-            say(f"tdoc: {where}{fr.error}")
+            _say_unreadable(fr.path, fr.error)
     code = report.exit_code(config.fail_on)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
+
+
+def _say_unreadable(path: str, error: str) -> None:
+    """One line on stderr for an input that could not be read (its path once)."""
+    say(f"tdoc: {'' if error.startswith(path) else f'{path}: '}{error}")
 
 
 def _stdout_is_terminal() -> bool:
@@ -253,7 +257,6 @@ def sessions_cmd(
         deliver(lambda out: out.write(plain_table(headers, body) if body else "No sessions found.\n"))
     unreadable = [(r.path, r.error) for r in rows if r.error]
     for path, error in unreadable:
-        where = "" if error.startswith(path) else f"{path}: "
-        say(f"tdoc: {where}{error}")
+        _say_unreadable(path, error)
     if unreadable:  # an input that could not be read is exit 2, as for scan
         raise typer.Exit(2)

@@ -114,16 +114,15 @@ def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> 
         return FileResult(path=display, format=None, error=str(exc), refused=exc.exit_code == 3)
     try:
         findings = check_store(store, config, codes)
-        result = FileResult(
+        sessions = store.session_count
+        return FileResult(
             path=display,
             format=store.format,
-            sessions=store.session_count,
+            sessions=sessions,
             records=store.record_count,
             findings=findings,
+            identity=store.session_identity() if sessions == 1 else (None, None),
         )
-        if result.sessions == 1:
-            result.identity = store.session_identity()
-        return result
     except TdocError as exc:
         return FileResult(path=display, format=store.format, error=str(exc), refused=exc.exit_code == 3)
     except OSError as exc:  # the file vanished or became unreadable while it was checked

@@ -13,7 +13,6 @@ from typing import IO
 from ..fixes.blocks import iter_applied_blocks
 from ..fixes.fingerprint import Fingerprint
 from ..fixes.jsonl import LinePlan, unified_diff
-from ..fixes.sqlite import SQLITE_MAGIC
 from ..model import RefusedError, TdocError
 from ..stores import HealOptions, Store
 from . import backup as backups
@@ -140,9 +139,7 @@ def output_unchanged(store: Store, output: Path) -> bool:
     a file byte for byte and atomically), so a script that heals into a path finds the store
     there whatever the heal found. True when it was a database."""
     path = _output_source(store, output)
-    with open(path, "rb") as fh:
-        magic = fh.read(len(SQLITE_MAGIC))
-    if magic == SQLITE_MAGIC:
+    if database.is_database(path):
         _copy_database(path, output)
         return True
     mode = path.stat().st_mode & 0o777 if store.display != "-" else 0o644

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..conversation import Conversation
-from ..model import Finding
+from ..model import Finding, TdocError
 from ..value_types import Value
 
 if TYPE_CHECKING:
@@ -149,8 +149,6 @@ class Store(ABC):
         wanted = options.session
         if wanted is None or wanted == session_id:
             return
-        from ..model import TdocError
-
         held = f"session {session_id!r}" if session_id else "one session that records no id"
         raise TdocError(f"{self.display}: holds {held}, not {wanted!r}")
 
@@ -200,8 +198,6 @@ class Store(ABC):
         """The plan that fixes `findings` (all allowed under `options`): see docs/heal.md.
 
         A store only plans; the heal pipeline previews, backs up, writes and re-verifies."""
-        from ..model import TdocError
-
         raise TdocError(f"{self.display}: heal is not supported for {self.format} stores")
 
     def close(self) -> None:  # noqa: B027  (a hook: most stores hold no handle)
