@@ -52,6 +52,8 @@ def explain_cmd(
         raise typer.Exit(codes[0] if codes else 0)
     if not rule:
         raise TdocError("name a rule (code or name), or pass --error TEXT")
+    if path is not None:  # (it was silently ignored: `tdoc explain C201 W101` explained C201 alone)
+        raise TdocError(f"explain one rule at a time ({path!r} too?); a second argument is the store for --error")
     deliver(lambda out: explain_rule(rule, format.value, out))
 
 

@@ -52,8 +52,24 @@ TargetOpt = Annotated[
     typer.Option("--target", help="Codex: judge the request for 'codex' (default, with its repairs) or the raw 'responses' API."),
 ]
 EngineOpt = Annotated[Engine, typer.Option("--engine", help="kimi-code replay engine (auto = both).")]
+
+
+def known_input_format(value: str | None) -> str | None:
+    """`--input-format` names a known store format: a usage error (exit 2) once, not one per input."""
+    if value is None:
+        return None
+    from .stores import kinds  # (the sniffers only: the store families load when a store is opened)
+
+    known = kinds()
+    if value not in known:
+        raise typer.BadParameter(f"unknown input format {value!r}; known: {', '.join(known)}")
+    return value
+
+
 InputFormatOpt = Annotated[
-    str | None, typer.Option("--input-format", help="Read every input as this format instead of detecting it.")
+    str | None,
+    typer.Option("--input-format", callback=known_input_format,
+                 help="Read every input as this format instead of detecting it."),
 ]
 ConfigOpt = Annotated[
     Path | None,
