@@ -113,8 +113,10 @@ def test_restore_after_a_database_heal_gives_back_the_rows(tmp_path: Path, sourc
     assert _journal_mode(db) == journal_mode == "wal"  # the database keeps its own journal mode
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
-    (made,) = final_backups(tmp_path)
-    assert made.read_bytes()[18:20] == b"\x01\x01"  # the backup itself never needs a -wal beside it
+    made, replaced = sorted(final_backups(tmp_path), key=lambda b: b.name)  # the heal's, then the restore's
+    for copy in (made, replaced):
+        assert copy.read_bytes()[18:20] == b"\x01\x01"  # a backup never needs a -wal beside it
+    assert rows(replaced) != before and str(replaced) in result.output  # the healed state, kept
 
 
 def _journal_mode(db: Path) -> str:
@@ -186,3 +188,40 @@ def test_restore_takes_a_backup_only_of_the_same_kind_of_store(tmp_path: Path, s
     assert target.read_bytes() == before
     forced = runner.invoke(app, ["restore", str(target), "--backup", str(backup), "--force"])
     assert forced.exit_code == 0 or "no such" in forced.output, forced.output
+
+
+def test_restore_keeps_what_it_replaces_so_the_sessions_later_turns_are_not_lost(tmp_path: Path) -> None:
+    path = journal(tmp_path / "wire.jsonl", steps=2)
+    original = path.read_bytes()
+    assert runner.invoke(app, ["heal", "--in-place", str(path)]).exit_code == 0
+    with open(path, "ab") as fh:  # the agent went on after the heal
+        fh.write(journal(tmp_path / "more.jsonl", steps=1).read_bytes().split(b"\n", 1)[1])
+    current = path.read_bytes()
+    result = runner.invoke(app, ["restore", str(path)])
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes() == original
+    (kept,) = [b for b in final_backups(tmp_path) if b.read_bytes() != original]
+    assert kept.read_bytes() == current and "kept at" in result.output
+    again = runner.invoke(app, ["restore", str(path)])  # the newest backup now: the restore undone
+    assert again.exit_code == 0 and path.read_bytes() == current
+
+
+def test_restore_no_backup_keeps_nothing(tmp_path: Path) -> None:  # near miss: the same restore, opted out
+    path = journal(tmp_path / "wire.jsonl")
+    assert runner.invoke(app, ["heal", "--in-place", str(path)]).exit_code == 0
+    assert len(final_backups(tmp_path)) == 1
+    result = runner.invoke(app, ["restore", str(path), "--no-backup"])
+    assert result.exit_code == 0 and "kept at" not in result.output
+    assert len(final_backups(tmp_path)) == 1
+
+
+def test_restore_under_a_backup_dir_lists_the_replaced_state_in_the_manifest(tmp_path: Path) -> None:
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    path = journal(tmp_path / "wire.jsonl")
+    assert runner.invoke(app, ["heal", "--in-place", str(path), "--backup-dir", str(backups)]).exit_code == 0
+    healed = path.read_bytes()
+    assert runner.invoke(app, ["restore", str(path), "--backup-dir", str(backups)]).exit_code == 0
+    entries = [json.loads(line) for line in (backups / MANIFEST).read_text().splitlines()]
+    assert len(entries) == 2 and entries[1]["sha256"] == hashlib.sha256(healed).hexdigest()
+    assert Path(entries[1]["backup"]).read_bytes() == healed and entries[1]["format"] == "kimi-wire"

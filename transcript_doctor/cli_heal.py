@@ -83,12 +83,17 @@ def restore_cmd(
     backup: Annotated[Path | None, typer.Option("--backup", help="This backup (default: the newest).")] = None,
     backup_dir: Annotated[Path | None, typer.Option("--backup-dir", help="Where heal put the backups.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Restore even while another process has it open.")] = False,
+    no_backup: Annotated[bool, typer.Option("--no-backup", help="Do not back up the state the restore replaces.")] = False,
     config_file: ConfigOpt = None,
     no_config: NoConfigOpt = False,
 ) -> None:
-    """Put a backup made by `tdoc heal --in-place` back in place, atomically."""
+    """Put a backup made by `tdoc heal --in-place` back in place, atomically (what it replaces is
+    backed up first)."""
     from .heal.restore import restore
 
+    if no_backup and backup_dir is not None:
+        raise TdocError("--backup-dir and --no-backup exclude each other")
     resolved = settings(config_file, no_config, backup_dir=backup_dir)
-    used = restore(path, backup=backup, backup_dir=resolved.backup_dir, force=force)
-    say(f"{path}: restored from {used}")
+    done = restore(path, backup=backup, backup_dir=resolved.backup_dir, force=force, keep=not no_backup)
+    kept = f"; the state it replaced is kept at {done.replaced}" if done.replaced is not None else ""
+    say(f"{path}: restored from {done.backup}{kept}")

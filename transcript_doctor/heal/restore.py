@@ -6,12 +6,17 @@ must still have the SHA-256 recorded there. Files are replaced atomically (tempo
 `os.replace`), keeping the current owner and mode; databases get the backup's pages written back
 through the SQLite backup API in one transaction, then the WAL is checkpointed, so `-wal`/`-shm`
 never hold pages of the state that was replaced. A file another process has open (for a journal:
-open for writing) is refused with exit 3 unless `--force`.
+open for writing) is refused with exit 3 unless `--force`. Before it is replaced, the current state
+is itself backed up the way a heal backs up (a file under the same backup name, and a manifest
+line under `--backup-dir`), unless `keep=False`: what the agent wrote since the heal is never
+lost by a restore.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..fixes.fingerprint import file_sha256
@@ -23,8 +28,16 @@ from .inuse import holders
 from .writing import restore_file
 
 
-def restore(path: Path, *, backup: Path | None = None, backup_dir: Path | None = None, force: bool = False) -> Path:
-    """Restore `path` from `backup` (default: its newest backup); returns the backup used."""
+@dataclass(frozen=True)
+class Restored:
+    backup: Path  # the backup put back
+    replaced: Path | None  # where the state it replaced was kept (None: nothing there, or keep=False)
+
+
+def restore(path: Path, *, backup: Path | None = None, backup_dir: Path | None = None, force: bool = False,
+            keep: bool = True) -> Restored:
+    """Restore `path` from `backup` (default: its newest backup), first backing up what it
+    replaces unless `keep=False`."""
     chosen = backup if backup is not None else newest(path, backup_dir)
     if not chosen.is_file():
         raise TdocError(f"{chosen}: no such backup")
@@ -35,13 +48,43 @@ def restore(path: Path, *, backup: Path | None = None, backup_dir: Path | None =
         _refuse_if_open(path, [path, Path(f"{path}-wal")], force, any_use=True)
         if not path.exists():
             raise TdocError(f"{path}: no such database; copy the backup to it by hand ({chosen})")
+        replaced = _keep_database(path, backup_dir) if keep else None
         database.restore(path, chosen)
     else:
+        replaced = None
         if path.exists():
             check_target(path, force)
         _refuse_if_open(path, [path], force, any_use=False)
+        if path.exists() and keep:
+            replaced = _record(path, backups.copy_file(path, backups.backup_path(path, backup_dir), path.stat(),
+                                                       hashed=backup_dir is not None), backup_dir)
         restore_file(path, chosen)
-    return chosen
+    return Restored(chosen, replaced)
+
+
+def _keep_database(path: Path, backup_dir: Path | None) -> Path:
+    """A backup of the database's committed state (WAL included) before it is replaced."""
+    try:
+        source = sqlite3.connect(database.uri(path, mode="ro"), uri=True)
+    except sqlite3.Error as exc:
+        raise TdocError(f"{path}: cannot open the database ({exc})") from None
+    try:
+        made = backups.copy_database(source, backups.backup_path(path, backup_dir), path.stat())
+    finally:
+        source.close()
+    return _record(path, made, backup_dir)
+
+
+def _record(path: Path, made: backups.Backup, backup_dir: Path | None) -> Path:
+    if backup_dir is not None:
+        from ..stores import detect
+
+        try:
+            fmt = detect(path).format
+        except TdocError:
+            fmt = "unknown"
+        backups.record(backup_dir, path, made, fmt)
+    return made.path
 
 
 def newest(path: Path, backup_dir: Path | None) -> Path:
