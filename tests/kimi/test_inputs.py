@@ -60,3 +60,12 @@ def test_standard_input(tmp_path: Path) -> None:
     assert proc.returncode == 1
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert {f["code"] for f in lines} >= {"W101", "C201"} and {f["path"] for f in lines} == {"-"}
+
+
+def test_standard_input_that_is_no_store_is_named_as_given() -> None:
+    # the error names "-", never the temporary file standard input was spooled to
+    runner = CliRunner()
+    for argv, stdin in ((["scan", "-"], "not json\n"), (["replay", "-"], ""), (["heal", "-"], "x\n")):
+        result = runner.invoke(app, argv, input=stdin)
+        assert result.exit_code == 2, (argv, result.output)
+        assert "-: " in result.output and "tdoc-stdin-" not in result.output, (argv, result.output)

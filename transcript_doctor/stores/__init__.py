@@ -102,6 +102,11 @@ def open_store(path: Path, display: str, options: Options, forced: str | None = 
         return detect(path, forced).open(path, display, options)
     except OSError as exc:  # a reader met the file system (vanished, permissions, I/O)
         raise os_failure(display, exc) from None
+    except TdocError as exc:  # named as the user named it: "-", not the file standard input was spooled to
+        shown = str(path)
+        if shown == display or shown not in str(exc):
+            raise
+        raise type(exc)(str(exc).replace(shown, display), exc.exit_code) from None
 
 
 def expand_paths(args: list[str]) -> Iterator[tuple[Path, str]]:
