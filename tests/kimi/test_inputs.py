@@ -69,3 +69,14 @@ def test_standard_input_that_is_no_store_is_named_as_given() -> None:
         result = runner.invoke(app, argv, input=stdin)
         assert result.exit_code == 2, (argv, result.output)
         assert "-: " in result.output and "tdoc-stdin-" not in result.output, (argv, result.output)
+
+
+def test_each_invocation_reads_its_own_standard_input(tmp_path: Path) -> None:
+    # one process, two standard inputs (as a test runner or an embedding program gives them): the
+    # second scan reads the second stream, not a stale copy of the first
+    runner = CliRunner()
+    empty = runner.invoke(app, ["scan", "-", "-f", "json"], input="")
+    wedged = runner.invoke(app, ["scan", "-", "-f", "json"], input=seed_case().bytes())
+    assert empty.exit_code == 2 and "empty file" in empty.output
+    assert wedged.exit_code == 1, wedged.output
+    assert {f["code"] for f in json.loads(wedged.stdout)["findings"]} >= {"W101", "C201"}

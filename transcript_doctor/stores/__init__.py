@@ -151,23 +151,37 @@ def _has_magic(arg: str) -> bool:
     return glob.has_magic(arg)
 
 
-_STDIN: list[Path] = []
+_STDIN: list[tuple[object, Path]] = []  # (the standard input stream spooled, its file)
 
 
 def _spool_stdin() -> Path:
-    """Standard input copied to a temporary file (removed at exit), so it reads like any store."""
+    """Standard input copied to a temporary file (removed at exit), so it reads like any store.
+
+    One file per stream: `-` named twice reads the same copy, and a caller that replaced
+    `sys.stdin` since (a test runner, an embedding program) gets a copy of the new stream, never
+    the content an earlier one spooled (whose file is removed then)."""
     import atexit
     import shutil
     import sys
     import tempfile
 
-    if not _STDIN:
-        fd, name = tempfile.mkstemp(prefix="tdoc-stdin-", suffix=".jsonl")
-        with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out)
-        _STDIN.append(Path(name))
-        atexit.register(lambda: _STDIN[0].unlink(missing_ok=True))
-    return _STDIN[0]
+    stream = sys.stdin
+    if _STDIN and _STDIN[0][0] is stream:
+        return _STDIN[0][1]
+    fd, name = tempfile.mkstemp(prefix="tdoc-stdin-", suffix=".jsonl")
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(stream.buffer, out)
+    if _STDIN:
+        _STDIN.pop()[1].unlink(missing_ok=True)
+    else:
+        atexit.register(_remove_spool)
+    _STDIN.append((stream, Path(name)))
+    return Path(name)
+
+
+def _remove_spool() -> None:
+    if _STDIN:
+        _STDIN[0][1].unlink(missing_ok=True)
 
 
 class Unreadable(type(Path())):  # type: ignore[misc]
