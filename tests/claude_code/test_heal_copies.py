@@ -131,23 +131,54 @@ def test_near_miss_a_second_call_with_the_same_id_under_another_uuid_is_still_w1
     assert "W105" in codes
 
 
+def _empty_assistant(s: Session, parent: str, uuid: str) -> dict:
+    empty = s.envelope("assistant", parent, uuid)
+    empty.update(uuid=uuid, timestamp="2026-02-01T10:00:01.000Z",
+                 message={"role": "assistant", "model": "claude-opus-4-6", "content": None})
+    return s.add(empty)
+
+
 def test_removing_the_leaf_never_hands_the_resume_to_another_branch(tmp_path: Path) -> None:
     """Two roots: the newest leaf is an empty assistant under the first prompt; an older prompt of
     another branch sits later in the file. Removing the empty leaf would make that older prompt
-    the newest leaf, and the resume would send another conversation: the heal refuses (found by
-    the fuzz harness, peer/ramtinj95-drift-and-warnings.jsonl seed 22727)."""
+    the newest leaf, and the resume would send another conversation: the heal keeps that record,
+    says why, and exits 1 (found by the fuzz harness, peer/ramtinj95-drift-and-warnings.jsonl
+    seed 22727; it used to refuse the whole heal, exit 2)."""
     s = Session()
     first = s.user("the prompt of this branch")
     s.parent = None
     s.user("an older prompt of another branch")
-    empty = s.envelope("assistant", first["uuid"], "a-empty")
-    empty.update(uuid="a-empty", timestamp="2026-02-01T10:00:01.000Z",
-                 message={"role": "assistant", "model": "claude-opus-4-6", "content": None})
-    s.add(empty)
-    code, stdout, out = _heal(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
-    assert code == 2 and not out.exists()
-    assert "another branch" in json.loads(stdout)["results"][0]["details"]["error"]
+    _empty_assistant(s, first["uuid"], "a-empty")
+    data = b"".join(orjson.dumps(r) + b"\n" for r in s.records)
+    code, stdout, out = _heal(tmp_path, data)
+    result = json.loads(stdout)["results"][0]
+    assert code == 1, stdout
+    assert [k["code"] for k in result["skipped"]] == ["W101"] and "another branch" in result["skipped"][0]["reason"]
+    assert out.read_bytes() == data  # nothing else to heal: --output holds the store as it is
 
+
+def test_the_other_fixes_of_a_heal_that_keeps_the_leaf_are_made(tmp_path: Path) -> None:
+    # near miss of the case above: an empty assistant inside the branch can go (its child is
+    # re-linked), the one that ends it stays; the healed file still resumes the same branch
+    s = Session()
+    first = s.user("the prompt of this branch")
+    _empty_assistant(s, first["uuid"], "a-inside")
+    s.parent = "a-inside"
+    second = s.user("go on")
+    s.parent = None
+    s.user("an older prompt of another branch")
+    _empty_assistant(s, second["uuid"], "a-leaf")
+    code, stdout, out = _heal(tmp_path, b"".join(orjson.dumps(r) + b"\n" for r in s.records))
+    result = json.loads(stdout)["results"][0]
+    assert code == 1, stdout
+    assert result["written"] and [f["location"]["line"] for f in result["fixed"]] == [2]
+    assert [k["line"] for k in result["skipped"]] == [5]
+    healed = out.read_bytes()
+    assert b'"a-inside"' not in healed and b'"a-leaf"' in healed
+    rescan = json.loads(runner.invoke(app, ["scan", str(out), "-f", "json"]).stdout)
+    assert [(f["code"], f["location"]["line"]) for f in rescan["findings"]] == [("W101", 4)]
+    replay = json.loads(runner.invoke(app, ["replay", str(out), "-f", "json"]).stdout)
+    assert "the prompt of this branch" in json.dumps(replay) and "older prompt" not in json.dumps(replay)
 
 def test_near_miss_removing_the_leaf_of_the_only_branch_heals(tmp_path: Path) -> None:
     s = Session()

@@ -92,8 +92,10 @@ def _unfixable(console: Console, r: HealResult) -> None:
 
 def _details(console: Console, r: HealResult) -> None:
     for s in r.skipped:
-        where = s.get("step") or s.get("row") or s.get("line")
-        line = f" (line {s['line']})" if s.get("step") is not None and s.get("line") else ""
-        _say(console, f"  kept {where}{line}: {s['reason']}", "yellow")
+        if s.get("step") is not None:
+            where = f"{s['step']}" + (f" (line {s['line']})" if s.get("line") else "")
+        else:
+            where = f"row {s['row']}" if s.get("row") is not None else f"line {s.get('line')}"
+        _say(console, f"  kept {where}: {s['reason']}", "yellow")
     for w in r.warnings:
         _say(console, f"  warning: {w}", "yellow")

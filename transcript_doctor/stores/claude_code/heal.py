@@ -26,7 +26,7 @@ from ..base import HealOptions
 from .live import claude_holders
 from .plan import Intent, Plan
 from .reader import Transcript
-from .verify import verify
+from .verify import OtherBranch, verify
 
 if TYPE_CHECKING:
     from .store import ClaudeCodeStore
@@ -56,10 +56,40 @@ def _line_plan(plan: Plan, extra: list[Edit]) -> LinePlan:
 
 def plan_heal(store: ClaudeCodeStore, findings: list[Finding], options: HealOptions,
               rescan: Callable[[Transcript], list[Finding]]) -> HealPlan:  # fmt: skip
-    """The pipeline's plan: the verified line edits and the hash of the healed bytes."""
+    """The pipeline's plan: the verified line edits and the hash of the healed bytes.
+
+    When removing the records that end the resumed chain would make the session resume another
+    branch, the fixes that remove them are left out (reported as skipped, the findings kept: the
+    heal exits 1) and the rest is planned and verified again, once."""
     if options.mode == "in-place":
         refuse_if_live(store.path, store.display)
     expected = store.fingerprint or Fingerprint.of(store.path)
+    try:
+        return _planned(store, findings, options, rescan, expected)
+    except OtherBranch as flip:
+        held = [f for f in findings if _touches(store, f, flip.tail)]
+        if not held:
+            raise
+        rest = [f for f in findings if all(f is not h for h in held)]
+        uuids = frozenset(store.transcript.records[i].uuid or "" for i in flip.tail) - {""}
+        out = _planned(store, rest, options, rescan, expected, uuids)
+        out.skipped = [{"code": f.code, "line": f.line, "reason": BRANCH_KEPT} for f in held] + out.skipped
+        out.kept = frozenset(str(f.subject) for f in held if f.subject is not None)
+        return out
+
+
+BRANCH_KEPT = ("removing it would make the session resume another branch (it ends the resumed chain "
+               "and an older branch ends later in the file)")
+
+
+def _touches(store: ClaudeCodeStore, f: Finding, records: set[int]) -> bool:
+    """Whether the fix of `f` removes or edits one of `records`."""
+    return any(it.record in records for it in store.editor.intents_of(f.fix))
+
+
+def _planned(store: ClaudeCodeStore, findings: list[Finding], options: HealOptions,
+             rescan: Callable[[Transcript], list[Finding]], expected: Fingerprint,
+             kept_uuids: frozenset[str] = frozenset()) -> HealPlan:  # fmt: skip
     intents: list[Intent] = []
     plain: list[Edit] = []
     for f in findings:
@@ -77,19 +107,21 @@ def plan_heal(store: ClaudeCodeStore, findings: list[Finding], options: HealOpti
                      1 for c in store.transcript.concatenated if c.line in plan.lines)}  # fmt: skip
     if not lines:
         return out
-    out.write = LineWrite(tuple(edits), _verified_sha256(store, plan, lines, findings, rescan, expected))
+    out.write = LineWrite(tuple(edits), _verified_sha256(store, plan, lines, findings, rescan, expected, kept_uuids))
     if options.mode == "dry-run":
         out.remaining = []
     return out
 
 
 def _verified_sha256(store: ClaudeCodeStore, plan: Plan, lines: LinePlan, findings: list[Finding],
-                     rescan: Callable[[Transcript], list[Finding]], expected: Fingerprint) -> str:  # fmt: skip
+                     rescan: Callable[[Transcript], list[Finding]], expected: Fingerprint,
+                     kept_uuids: frozenset[str]) -> str:  # fmt: skip
     """Write the healed bytes to a temporary file, verify them, and return their SHA-256."""
     tmp, digest = _write_temp(store.path, lines)
     try:
         try:
-            verify(store.transcript, store.resume.cli, plan, tmp, store.display, rescan, {f.code for f in findings})
+            verify(store.transcript, store.resume.cli, plan, tmp, store.display, rescan, {f.code for f in findings},
+                   kept_uuids)
         except TdocError:
             _refuse_if_changed(store, expected)  # a writer appended while tdoc worked: that, not the plan
             raise

@@ -46,6 +46,7 @@ class Plan:
     dropped: dict[int, set[int]] = field(default_factory=dict)  # record index -> block indexes dropped
     added: list[dict[str, Any]] = field(default_factory=list)  # records inserted
     relinked: dict[int, str | None] = field(default_factory=dict)  # record index -> new parent
+    repaired: set[int] = field(default_factory=set)  # re-linked by a chain repair (C206), not for a removal
     twins: set[int] = field(default_factory=set)  # record indexes written once elsewhere (split dedupe)
     refused: list[str] = field(default_factory=list)
 
@@ -172,6 +173,7 @@ class Planner:
             plan.dropped.setdefault(rec.index, set()).add(it.block)
         elif it.kind == "relink":
             plan.relinked[rec.index] = it.parent
+            plan.repaired.add(rec.index)
         elif it.kind == "answer":
             added = answer_record(rec, self.source, self.pieces(rec.line), it.call_id)
             if all(a["uuid"] != added["uuid"] for a in plan.added):

@@ -7,7 +7,11 @@
 3. The healed file resumes on the same branch: its chain passes the original's leaf, or when the
    plan removed it, its nearest surviving ancestor. Removing a leaf can otherwise hand the
    resume to another, older branch that happens to end later in the file.
-4. A re-scan of the healed file finds no safe-fixable finding of the rules that were fixed.
+4. A re-scan of the healed file finds no safe-fixable finding of the rules that were fixed
+   (other than on records the heal keeps on purpose, `kept_uuids`).
+
+A failure is a TdocError; a branch flip is `OtherBranch`, which names the removed records at the
+end of the resumed chain (keeping them keeps the branch: heal.py retries without their fixes).
 """
 
 from __future__ import annotations
@@ -59,12 +63,33 @@ def signature(v: View) -> list[tuple[Any, ...]]:
     ]
 
 
+class OtherBranch(TdocError):
+    """The healed file would resume another branch; `tail`: the removed records (indexes) that end
+    the original's resumed chain."""
+
+    def __init__(self, message: str, tail: set[int]) -> None:
+        super().__init__(message)
+        self.tail = tail
+
+
+def removed_tail(before: View, plan: Plan) -> set[int]:
+    """The records the plan removes from the end of the original's resumed chain (its leaf, and
+    the removed ancestors right above it)."""
+    tail: set[int] = set()
+    for rec in reversed(before.chain.path):
+        if rec.index not in plan.removed:
+            break
+        tail.add(rec.index)
+    return tail
+
+
 def _other_branch(original: Transcript, before: View, plan: Plan, resumed: View) -> str | None:
     """Why the healed file resumes on another branch than the original does, or None: its chain
     must pass the original's leaf, or when the plan removed that, its nearest surviving ancestor
     (a record below it, or a result the plan added, may be the newest leaf now)."""
-    if plan.relinked or original.concatenated:
-        return None  # a repair of the chain (a re-link, a split line) means to change what resumes
+    if plan.repaired or original.concatenated:
+        return None  # a repair of the chain (a C206 re-link, a split line) means to change what resumes
+    # (children re-linked around a removed record still hang on the branch: the check holds for them)
     want = next((r for r in reversed(before.chain.path) if r.index not in plan.removed), None)
     got = resumed.chain.leaf
     if want is None or got is None:
@@ -79,7 +104,8 @@ def _census(records: list[Record]) -> Counter[str]:
 
 
 def verify(original: Transcript, before: View, plan: Plan, healed: Path, display: str,
-           rescan: Callable[[Transcript], list[Finding]], fixed_codes: set[str]) -> Transcript:  # fmt: skip
+           rescan: Callable[[Transcript], list[Finding]], fixed_codes: set[str],
+           kept_uuids: frozenset[str] = frozenset()) -> Transcript:  # fmt: skip
     """Raise TdocError naming the first check the healed file fails (`before`: the original's
     resume); return its transcript."""
     after = read_transcript(healed, display)
@@ -89,10 +115,16 @@ def verify(original: Transcript, before: View, plan: Plan, healed: Path, display
         raise TdocError(f"{display}: the healed file would not resume as planned; nothing written")
     branch = _other_branch(original, before, plan, resumed)
     if branch is not None:
-        raise TdocError(f"{display}: the healed file would resume another branch ({branch}); nothing written")
+        raise OtherBranch(f"{display}: the healed file would resume another branch ({branch}); nothing written",
+                          removed_tail(before, plan))
     if _census(after.records) != _census(expected):
         raise TdocError(f"{display}: the healed file does not hold every record exactly once; nothing written")
-    left = [f for f in rescan(after) if f.code in fixed_codes and f.fix and f.fix.applicability == "safe"]
+    left = [f for f in rescan(after) if f.code in fixed_codes and f.fix and f.fix.applicability == "safe"
+            and not (kept_uuids and _on_kept(after, f, kept_uuids))]
     if left:
         raise TdocError(f"{display}: {left[0].code} would survive the heal (line {left[0].line}); nothing written")
     return after
+
+
+def _on_kept(t: Transcript, f: Finding, kept_uuids: frozenset[str]) -> bool:
+    return f.line is not None and any(r.uuid in kept_uuids for r in t.by_line(f.line))
