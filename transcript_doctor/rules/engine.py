@@ -80,8 +80,12 @@ def hit_finding(conversation: Conversation, rule: Rule, hit: Hit) -> Finding:
 
 
 def _subject(loc: Loc, hit: Hit) -> str | None:
-    """`Finding.subject` (what the heal matches before and after): the row, else the line, and part."""
-    where = f"{loc.table}:{loc.row}" if loc.row is not None else f"line:{loc.line}" if loc.line is not None else None
+    """`Finding.subject` (what the heal matches before and after): what the store names the message
+    by (`extra["subject"]`, when its lines shift under a heal: a record uuid), else the row, else the
+    line; and the part."""
+    where = hit.msg.extra.get("subject")
+    if where is None:
+        where = f"{loc.table}:{loc.row}" if loc.row is not None else f"line:{loc.line}" if loc.line is not None else None
     return f"{where}#{hit.part}" if where is not None and hit.part is not None else where
 
 

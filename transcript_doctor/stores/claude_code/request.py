@@ -140,13 +140,19 @@ def _loc(records: list[Record]) -> Loc:
 
 
 def shared_messages(request: Request) -> list[Message]:
-    """The request in the shared model: tool results become `tool` messages at their user's position."""
+    """The request in the shared model: tool results become `tool` messages at their user's position.
+
+    Each message is named (`extra["subject"]`) by its first record's uuid, a tool result by its
+    call id: what a finding is about stays the same when a heal shifts lines."""
     out: list[Message] = []
     for msg in request.messages:
-        if msg.role == "assistant":
-            out.append(_assistant(msg))
-        else:
-            out.extend(_user(msg, request.cleared))
+        made = [_assistant(msg)] if msg.role == "assistant" else _user(msg, request.cleared)
+        first = next((r.uuid for r in msg.records if r.uuid is not None), None)
+        for m in made:
+            subject = f"call:{m.tool_call_id}" if m.role == "tool" else f"uuid:{first}" if first is not None else None
+            if subject is not None:
+                m.extra["subject"] = subject
+        out.extend(made)
     return out
 
 
