@@ -1,19 +1,24 @@
-"""The eve reader's inline path (`_Reader.feed_line`) is pinned to its general path (`feed`).
+"""The eve reader's inline path (the decoders' `read_lines`) is pinned to its general path (`feed`).
 
 Streams are made from the fixture streams' lines, shuffled and mixed with blank, corrupt,
 CRLF-ended, deep, other-version and torn lines; reading them with `read_stream` (inline path
-first) and line by line through `feed` alone must give equal `Stream`s.
+first) and line by line through `feed` alone must give equal `Stream`s. The builder's shortcut to
+the step it returned last (`Builder._recent`) is pinned the same way to the lookup it skips.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transcript_doctor.model import TdocError
+from transcript_doctor.stores.eve import reader
+from transcript_doctor.stores.eve.builder import Builder
 from transcript_doctor.stores.eve.reader import _Reader, read_stream
+from transcript_doctor.stores.eve.turns import Step
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "eve"
 LINES = {p.name: p.read_bytes().splitlines() for p in sorted(FIXTURES.glob("*.ndjson"))}
@@ -70,3 +75,66 @@ def test_fixture_streams_read_alike() -> None:
     for name in LINES:
         path = FIXTURES / name
         assert read_stream(path) == _general(path)
+
+
+class _NoShortcut(Builder):
+    """A builder that always looks a step up in its turn (`_recent` forgotten before each call)."""
+
+    def step(self, turn_id: str | None, key: str | None) -> Step:
+        self._recent = None
+        return super().step(turn_id, key)
+
+    def start_step(self, turn_id: str | None, key: str, retry_reason: str | None = None) -> Step:
+        self._recent = None
+        return super().start_step(turn_id, key, retry_reason)
+
+
+def _read_without_shortcut(path: Path) -> object:
+    original = reader.Builder
+    reader.Builder = _NoShortcut  # type: ignore[misc]
+    try:
+        return read_stream(path)
+    except TdocError:
+        return "unreadable"
+    finally:
+        reader.Builder = original  # type: ignore[misc]
+
+
+def _without_turn(line: bytes) -> bytes:
+    """`line` with no turn id anywhere (its records then belong to the open turn)."""
+    record = orjson.loads(line)
+    for fact in record.get("facts", [record]):
+        for part in (fact.get("data"), fact.get("scope")):
+            if isinstance(part, dict):
+                part.pop("turnId", None)
+    return orjson.dumps(record)
+
+
+ANONYMOUS = [_without_turn(line) for lines in LINES.values() for line in lines]
+
+
+@st.composite
+def anonymous_streams(draw: st.DrawFn) -> bytes:
+    """Fixture lines mixed with copies that name no turn: steps of one key in several turns."""
+    source = LINES[draw(st.sampled_from(sorted(LINES)))]
+    pool = source + [line for line in ANONYMOUS if line.startswith(source[0][:2])]
+    lines = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=60))
+    return b"".join(line + b"\n" for line in lines)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(streams(), anonymous_streams()))
+def test_recent_step_shortcut_finds_what_the_lookup_finds(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "stream.ndjson"
+    path.write_bytes(data)
+    try:
+        fast: object = read_stream(path)
+    except TdocError:
+        fast = "unreadable"
+    assert fast == _read_without_shortcut(path)
+
+
+def test_fixture_streams_read_alike_without_the_shortcut() -> None:
+    for name in LINES:
+        path = FIXTURES / name
+        assert read_stream(path) == _read_without_shortcut(path)

@@ -25,7 +25,8 @@ class Builder:
         self.line = 0
         self._turns: dict[str, Turn] = {}
         self._current: Turn | None = None
-        self._line_steps: list[Step] = []
+        self._recent: Step | None = None  # the step `step` or `start_step` returned last
+        self._line_step: Step | None = None  # the first step the current line touched
         self._line_other = False  # the current line holds a record that belongs to no step
 
     # ------------------------------------------------------------------ lines
@@ -33,15 +34,14 @@ class Builder:
     def apply_line(self, line: int, apply: Callable[[dict[str, Any]], str | None], record: dict[str, Any]) -> str | None:
         """`apply(record)` (a decoder's) as the record of `line`; its result. A line whose records
         touch several steps, or a step and something else, marks those steps `shared`."""
+        self.start_line(line)
+        return apply(record)
+
+    def start_line(self, line: int) -> None:
+        """The records that follow are those of `line`."""
         self.line = line
-        steps: list[Step] = []
-        self._line_steps = steps
+        self._line_step = None
         self._line_other = False
-        reason = apply(record)
-        if len(steps) > 1 or (steps and self._line_other):
-            for step in steps:
-                step.shared = True
-        return reason
 
     def _own(self, step: Step) -> Step:
         """`step` touched by the current line. Lines only grow and only this appends to
@@ -49,12 +49,25 @@ class Builder:
         lines = step.lines
         if not lines or lines[-1] != self.line:
             lines.append(self.line)
-            self._line_steps.append(step)
+            self._touch(step)
         return step
+
+    def _touch(self, step: Step) -> None:
+        """The current line touches `step` for the first time: every step of a line that touches
+        several, or a step and something else, is `shared` (marked as soon as it is known)."""
+        first = self._line_step
+        if first is None:
+            self._line_step = step
+            if self._line_other:
+                step.shared = True
+        else:
+            first.shared = step.shared = True
 
     def other(self) -> None:
         """The current record belongs to the turn or session, not to a step."""
         self._line_other = True
+        if self._line_step is not None:
+            self._line_step.shared = True
 
     # ------------------------------------------------------------------ turns
 
@@ -69,14 +82,16 @@ class Builder:
             return current  # the common case: the open turn again
         turn = self._turns.get(turn_id)
         if turn is None:
-            turn = Turn(id=turn_id, line=self.line)
+            turn = Turn(turn_id, self.line)  # positional: cheaper than by name
             self._turns[turn_id] = turn
             self.stream.turns.append(turn)
         self._current = turn
         return turn
 
     def start_turn(self, turn_id: str | None, trigger: Any = None) -> Turn:
-        self.other()
+        self._line_other = True  # `other()`, inline (here and in the other calls of every turn)
+        if self._line_step is not None:
+            self._line_step.shared = True
         turn = self.turn(turn_id or f"turn@{self.line}")
         if isinstance(trigger, dict) and turn.trigger is None:
             turn.trigger = trigger
@@ -85,7 +100,9 @@ class Builder:
     def end_turn(
         self, turn_id: str | None, outcome: str, error: Failure | None = None, reply_parts: Any = None
     ) -> None:
-        self.other()
+        self._line_other = True
+        if self._line_step is not None:
+            self._line_step.shared = True
         turn = self.turn(turn_id)
         turn.outcome = outcome
         turn.end_line = self.line
@@ -98,33 +115,65 @@ class Builder:
                 step.status = "abandoned"
 
     def add_input(self, turn_id: str | None, kind: str | None, text: str, human: bool) -> None:
-        self.other()
+        self._line_other = True
+        if self._line_step is not None:
+            self._line_step.shared = True
         self.turn(turn_id).inputs.append(Input(self.line, kind, text, human))
 
     # ------------------------------------------------------------------ steps
 
     def start_step(self, turn_id: str | None, key: str, retry_reason: str | None = None) -> Step:
         turn = self.turn(turn_id)
-        previous = turn.last_step(key)
+        recent = self._recent  # the last step of its key in its turn (`_lookup`)
+        if recent is not None and recent.key == key and recent.turn == turn.id:
+            previous: Step | None = recent
+        else:
+            previous = turn.last_step(key)
         if previous is not None and previous.status == "open":
             previous.status = "abandoned"
         attempt = previous.attempt + 1 if previous else 1
-        step = Step(key, turn.id, attempt, self.line)  # positional: a third cheaper than by name
+        # positional, its lines given: a third cheaper than by name; `_own(step)` for a new step
+        step = Step(key, turn.id, attempt, self.line, [self.line])
         step.retry_reason = retry_reason
         turn.steps.append(step)
-        return self._own(step)
+        self._recent = step
+        self._touch(step)
+        return step
 
     def step(self, turn_id: str | None, key: str | None) -> Step:
         """The current attempt of step `key` (the turn's latest step when `key` is None)."""
+        step = self._recent  # the common case: the step the previous call returned, in the open turn
+        current = self._current
+        if (
+            step is None
+            or step.key != key
+            or current is None
+            or step.turn != current.id
+            or (turn_id is not None and turn_id != step.turn)
+        ):
+            step = self._lookup(turn_id, key)
+        lines = step.lines  # `_own(step)` and `_touch(step)`, inline: the common call of every step-scoped record
+        if not lines or lines[-1] != self.line:
+            lines.append(self.line)
+            first = self._line_step
+            if first is None:
+                self._line_step = step
+                if self._line_other:
+                    step.shared = True
+            else:
+                first.shared = step.shared = True
+        return step
+
+    def _lookup(self, turn_id: str | None, key: str | None) -> Step:
+        """`step` without its shortcut: the turn's last step of `key`, opened when there is none.
+        (Only `start_step` and this append to a turn's steps, and both leave the new step in
+        `_recent`: so `_recent` is always the last step of its key in its turn.)"""
         turn = self.turn(turn_id)
         step = turn.last_step(key) if key is not None else (turn.steps[-1] if turn.steps else None)
         if step is None:
             step = Step(key=key or f"step@{self.line}", turn=turn.id, attempt=1, line=self.line)
             turn.steps.append(step)
-        lines = step.lines  # `_own(step)`, inline: the common call of every step-scoped record
-        if not lines or lines[-1] != self.line:
-            lines.append(self.line)
-            self._line_steps.append(step)
+        self._recent = step
         return step
 
     def settle_step(
@@ -166,18 +215,10 @@ class Builder:
         self, step: Step, part: str, text: str | None, phase: str, finish_reason: str | None
     ) -> Reply:
         earlier = self._earlier_reply(step, part)
-        reply = Reply(
-            line=self.line,
-            turn=step.turn,
-            step=step.key,
-            attempt=step.attempt,
-            key=part,
-            text=text,
-            phase=phase,
-            finish_reason=finish_reason,
-            streamed="".join(step.chunks.pop(part, ())),
-            reemitted=earlier.reemitted + 1 if earlier else 0,
-        )
+        streamed = "".join(step.chunks.pop(part, ()))
+        reemitted = earlier.reemitted + 1 if earlier else 0
+        # positional (line, turn, step, attempt, key, text, phase, finish_reason, streamed, reemitted)
+        reply = Reply(self.line, step.turn, step.key, step.attempt, part, text, phase, finish_reason, streamed, reemitted)
         if earlier is not None and earlier in step.replies:
             step.replies.remove(earlier)
         step.replies.append(reply)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...model import Edit, Finding, Fix
 from ...patterns import RejectionMatch, match_rejection
-from ...rules.registry import finding
+from ...rules.registry import RULES
 from ...text import excerpt, is_blank
 from .filler import TurnEvidence, filler_kind, may_be_filler
 from .markers import classify, normalise
@@ -29,9 +29,9 @@ TURN_CODES = frozenset({"S302", "S303", "S306", "T403", "C203"})
 
 
 def _find(store: EveStore, code: str, message: str, line: int | None, **fields: Any) -> Finding:
-    return finding(
-        code, message, path=store.display, format=store.format, session=store.stream.session_id, line=line, **fields
-    )
+    rule = RULES[code]  # what `registry.finding` fills in, without a second pass over the keywords
+    stream = store.stream
+    return Finding(code, rule.name, rule.severity, message, store.display, store.format, stream.session_id, line, **fields)
 
 
 def _quote(text: str, limit: int = 80) -> str:
@@ -45,11 +45,15 @@ def native_findings(store: EveStore, codes: Collection[str]) -> Iterator[Finding
         has_human = any(turn.human for turn in store.stream.turns)
         for turn in store.stream.turns:
             replies = turn.replies  # built once per turn: a property that sorts
-            final = _final_reply(replies)
-            yield from _markers(store, turn, replies)
-            yield from _filler(store, turn, final, has_human)
-            yield from _non_terminal(store, turn, final)
-            yield from _phantoms(store, turn)
+            if replies:  # without a reply, the reply rules find nothing (no generators made)
+                yield from _markers(store, turn, replies)
+                final = _final_reply(replies)
+                if final is not None and not turn.human:  # S306 reads unattended turns only
+                    yield from _filler(store, turn, final, has_human)
+                if final is not None and turn.outcome is not None:  # T403: turns that ended
+                    yield from _non_terminal(store, turn, final)
+            if not _all_completed(turn):
+                yield from _phantoms(store, turn)
     if "E601" in codes:
         yield from _rejections(store)
 
@@ -128,8 +132,7 @@ def _final_reply(replies: list[Reply]) -> Reply | None:
 
 
 def _filler(store: EveStore, turn: Turn, reply: Reply | None, session_has_human: bool) -> Iterator[Finding]:
-    if turn.human:
-        return
+    """`turn`: one no person's message started or fed (the caller tests `turn.human`)."""
     if reply is None or reply.phase != "reply" or reply.finish_reason == "tool-calls":
         return
     if not delivered(turn, reply) or classify(reply.text) is not None or not may_be_filler(reply.text):
@@ -255,6 +258,7 @@ def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
             continue
         later = [s for s in turn.steps if s.line > step.line]
         partial = step.streamed_text
+        vacuous, end_line = step.vacuous, step.end_line
         evidence: dict[str, Any] = {
             "turn": turn.id,
             "step": step.key,
@@ -265,7 +269,7 @@ def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
             "tool_calls": [c.id for c in step.calls],
             "error": {"code": step.error.code, "message": excerpt(step.error.message)} if step.error else None,
             "retried_at": later[0].line if later else None,
-            "vacuous": step.vacuous,
+            "vacuous": vacuous,
             "open_at_stream_end": state == "open-at-end",
             "stream_may_be_live": state == "open-at-end" and _may_be_live(store, turn),
         }
@@ -274,11 +278,19 @@ def _phantoms(store: EveStore, turn: Turn) -> Iterator[Finding]:
             "C203",
             _phantom_message(store, turn, step, partial, later, evidence["stream_may_be_live"]),
             step.line,
-            end_line=step.end_line if step.end_line != step.line else None,
-            fix=_phantom_fix(step),
+            end_line=end_line if end_line != step.line else None,
+            fix=_phantom_fix(step, vacuous),
             evidence=evidence,
             subject=f"step:{turn.id}:{step.key}:{step.attempt}",
         )
+
+
+def _all_completed(turn: Turn) -> bool:
+    """Every attempt of the turn completed: no C203 (`_unsettled` is None for each)."""
+    for step in turn.steps:
+        if step.status != "completed":
+            return False
+    return True
 
 
 def _unsettled(turn: Turn, step: Step, index: int) -> str | None:
@@ -325,9 +337,10 @@ def _phantom_message(
     return f"{what} of turn {turn.id} (attempt {step.attempt}) {ended}{streamed}{then}"
 
 
-def _phantom_fix(step: Step) -> Fix | None:
-    """Safe only for an attempt that left nothing: no output, no error record, lines of its own."""
-    if not step.vacuous or step.error is not None or step.status not in ("abandoned", "open") or step.shared:
+def _phantom_fix(step: Step, vacuous: bool) -> Fix | None:
+    """Safe only for an attempt that left nothing (`vacuous`: `step.vacuous`): no output, no error
+    record, lines of its own."""
+    if not vacuous or step.error is not None or step.status not in ("abandoned", "open") or step.shared:
         return None
     lines = sorted(step.lines)
     edits = tuple(Edit("delete", line=n) for n in lines)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from ... import values
 from .turns import Failure
+
+# A JSON text this short cannot nest deeper than values.MAX_DEPTH (so needs no depth check).
+SHALLOW = 2 * (values.MAX_DEPTH + 1)
+
+# The reader's general path for one line: `(number, offset, body without its line end, ended)`.
+GeneralPath = Callable[[int, int, bytes, bool], None]
 
 # `message.received` / `delivery.consumed` kinds that are runtime deliveries, not a person writing.
 _NON_HUMAN_KINDS = frozenset(
@@ -67,13 +75,10 @@ def failure(line: int, scope: str, data: dict[str, Any]) -> Failure:
     message = source.get("message")
     if not isinstance(message, str):
         message = "" if message is None else str(message)
-    return Failure(
-        line=line,
-        scope=scope,
-        code=opt_str(source.get("code")),
-        message=message,
-        details=source.get("details", source.get("hint")),
-    )
+    code = source.get("code")
+    details = source.get("details", source.get("hint"))
+    # positional (line, scope, code, message, turn, step, details): cheaper than by name
+    return Failure(line, scope, code if isinstance(code, str) else None, message, None, None, details)
 
 
 def dict_or_empty(value: Any) -> dict[str, Any] | None:

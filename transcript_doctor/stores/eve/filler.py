@@ -172,6 +172,17 @@ def _strings(value: Any, out: list[str], budget: int) -> int:
     stack = [value]
     while stack and budget > 0:
         item = stack.pop()
+        kind = item.__class__  # JSON's exact classes first, without a call (the general test below)
+        if kind is dict:
+            stack.extend(item.values())
+            continue
+        if kind is list:
+            stack.extend(item)
+            continue
+        if kind is str:
+            out.append(item[:budget])
+            budget -= len(item)
+            continue
         if isinstance(item, str):
             out.append(item[:budget])
             budget -= len(item)

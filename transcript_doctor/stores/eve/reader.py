@@ -13,15 +13,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ... import values
 from ...model import TdocError
 from ..collector import collector_paused
 from .builder import Builder
 from .sniff import V26, shape_of
 from .sniff import sniff as sniff  # where callers have looked for it
-from .turns import Problem, Step, Stream
+from .turns import Problem, Stream
 from .v26 import V26Decoder
 from .v27 import V27Decoder
 
@@ -42,10 +40,6 @@ def read_stream(path: Path, display: str | None = None) -> Stream:
     return stream
 
 
-# A JSON text this short cannot nest deeper than values.MAX_DEPTH (so needs no depth check).
-_SHALLOW = 2 * (values.MAX_DEPTH + 1)
-
-
 class _Reader:
     def __init__(self) -> None:
         self.version: str | None = None
@@ -57,46 +51,23 @@ class _Reader:
         self.records = 0
 
     def read_lines(self, lines: Iterable[bytes]) -> None:
-        """Every line as read, with its line end. The common record (a shallow JSON object of this
-        stream's version) is parsed and applied here, the builder's per-line bookkeeping inline
-        (`Builder.apply_line`); anything else goes through `feed`, the general path."""
-        loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
-        builder, decode, ours = self.builder, self.decode, self.ours
-        v26 = ours is _is_v26  # its test inline below: the common case, no call per line
-        number = offset = inline = 0
-        for raw in lines:
+        """Every line as read, with its line end: through `feed`, the general path, until the first
+        usable record decides the format, then the rest through the decoder's `read_lines` (the
+        common record parsed and applied inline, anything else through `feed`)."""
+        rest = iter(lines)
+        number = offset = 0
+        for raw in rest:
             number += 1
-            try:
-                record = loads(raw)
-            except decode_error:
-                record = None
-            if (
-                builder is not None
-                and record.__class__ is dict
-                and (len(raw) < _SHALLOW or not may_be_deep(raw))
-                and (record.get("type").__class__ is str and "facts" not in record if v26 else ours(record))
-            ):
-                inline += 1
-                builder.line = number
-                steps: list[Step] = []
-                builder._line_steps = steps
-                builder._line_other = False
-                reason = decode(record)  # type: ignore[misc]
-                if len(steps) > 1 or (steps and builder._line_other):
-                    for step in steps:
-                        step.shared = True
-                if reason:
-                    self._problem(Problem("F504", number, f"line {number}: {reason}"))
-            else:
-                self.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
-                builder, decode, ours = self.builder, self.decode, self.ours  # set by the first record
-                v26 = ours is _is_v26
+            self.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
             offset += len(raw)
+            if self.builder is not None:
+                break
+        inline = 0  # not `self.records += ...`: `feed` counts its own lines meanwhile
+        if self.v26 is not None:
+            inline = self.v26.read_lines(rest, number, offset, self.feed)
+        elif self.v27 is not None:
+            inline = self.v27.read_lines(rest, number, offset, self.feed, self._reject)
         self.records += inline
-
-    def ours(self, record: dict[str, Any]) -> bool:
-        """`shape_of(record) == self.version`, for a dict (set by `_start`)."""
-        return shape_of(record) == self.version
 
     def feed(self, number: int, offset: int, body: bytes, ended: bool) -> None:
         """One line without its line end (`ended`: it had one): the general path."""
@@ -131,11 +102,9 @@ class _Reader:
         if shape == V26:
             self.v26 = V26Decoder(self.builder)
             self.decode = self.v26.apply
-            self.ours = _is_v26  # type: ignore[method-assign]
         else:
             self.v27 = V27Decoder(self.builder)
             self.decode = self.v27.apply_record
-            self.ours = _is_v27  # type: ignore[method-assign]
         self.builder.stream.problems.extend(self.pending)
         self.pending = []
 
@@ -144,7 +113,11 @@ class _Reader:
         assert self.decode is not None
         reason = self.builder.apply_line(number, self.decode, record)
         if reason:
-            self._problem(Problem("F504", number, f"line {number}: {reason}"))
+            self._reject(number, reason)
+
+    def _reject(self, number: int, reason: str) -> None:
+        """Line `number` holds a record of this stream's version that cannot be (wholly) used."""
+        self._problem(Problem("F504", number, f"line {number}: {reason}"))
 
     def _problem(self, problem: Problem) -> None:
         if self.builder is None:
@@ -165,18 +138,6 @@ class _Reader:
             if decoder is not None:
                 decoder.close()
         return stream
-
-
-def _is_v26(record: dict[str, Any]) -> bool:
-    """`shape_of(record) == V26` for a dict."""
-    return record.get("type").__class__ is str and "facts" not in record
-
-
-def _is_v27(record: dict[str, Any]) -> bool:
-    """`shape_of(record) == V27` for a dict."""
-    if "facts" in record:
-        return True
-    return record.get("type").__class__ is not str and record.get("progress").__class__ is dict
 
 
 def _parse_problem(number: int, offset: int, body: bytes, ended: bool, exc: Exception) -> Problem:

@@ -157,13 +157,19 @@ class Turn:
     @property
     def human(self) -> bool:
         """Whether a person's message started or fed this turn."""
-        return any(i.human for i in self.inputs)
+        for entry in self.inputs:  # `any(...)` without a generator: read for every turn
+            if entry.human:
+                return True
+        return False
 
     @property
     def replies(self) -> list[Reply]:
         """The turn's complete replies, one per key (a re-emission replaces the earlier copy)."""
+        answered = [step for step in self.steps if step.replies]
+        if len(answered) < 2:  # one step's replies: one per key already, in line order
+            return list(answered[0].replies) if answered else []
         latest: dict[tuple[str, str], Reply] = {}
-        for step in self.steps:
+        for step in answered:
             for reply in step.replies:
                 latest[(reply.step, reply.key)] = reply
         return sorted(latest.values(), key=lambda r: r.line)

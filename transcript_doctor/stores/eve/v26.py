@@ -7,11 +7,14 @@ same stream) is skipped. A durable step retry re-emits events with *new* ids; th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
+
+from ... import values
 from .builder import Builder
-from .events import failure, input_text, is_human_kind, key_of, opt_str, text_of
+from .events import SHALLOW, GeneralPath, failure, input_text, is_human_kind, key_of, opt_str, text_of
 from .sniff import EVENT_TYPES as EVENT_TYPES  # the record types this decoder reads
 
 # A handler gets the event's `data`, its `turnId` (`opt_str`) and its `stepIndex` as a key (`key_of`).
@@ -26,7 +29,7 @@ class V26Decoder:
             "session.started": self._session_started,
             "turn.started": lambda d, t, k: self.b.start_turn(t, d.get("trigger")),
             "message.received": self._received,
-            "step.started": lambda d, t, k: self.b.start_step(t, k or "0", opt_str(d.get("retryReason"))),
+            "step.started": self._step_started,
             "message.appended": self._appended,
             "message.completed": self._completed,
             "reasoning.appended": self._reasoning,
@@ -44,6 +47,56 @@ class V26Decoder:
             "session.failed": self._session_failed,
             "session.completed": self._session_completed,
         }
+
+    def read_lines(self, lines: Iterator[bytes], number: int, offset: int, general: GeneralPath) -> int:
+        """Apply the rest of the stream, `number` lines (`offset` bytes) in; how many lines were
+        applied here. The common line, a shallow event whose `data` is an object, is parsed and
+        applied inline (`apply`, the builder's `start_line`, the event count); any other goes to
+        `general` (the reader's `feed`). A version <= 26 line holds one event: it touches one
+        step at most, never a step and something else, so no step of it is `shared`."""
+        loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
+        b, seen, handlers = self.b, self._seen, self._handlers
+        first, general_lines, duplicates = number, 0, 0  # counted here: no count per inline line
+        for raw in lines:
+            number += 1
+            try:
+                event = loads(raw)
+            except decode_error:
+                event = None
+            kind = event.get("type") if event.__class__ is dict else None
+            data = event.get("data") if kind.__class__ is str else None
+            if data.__class__ is not dict or "facts" in event or (len(raw) >= SHALLOW and may_be_deep(raw)):
+                general(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
+                general_lines += 1
+                offset += len(raw)
+                continue
+            offset += len(raw)
+            meta = event.get("meta")
+            if meta.__class__ is dict:
+                event_id = meta.get("id")
+                if event_id.__class__ is str:
+                    if event_id in seen:
+                        duplicates += 1
+                        continue
+                    seen.add(event_id)
+            turn = data.get("turnId")
+            if turn.__class__ is not str:
+                turn = None
+            key = data.get("stepIndex")
+            if key is not None and key.__class__ is not str:
+                key = str(key) if key.__class__ is int else key_of(key)
+            b.line, b._line_step, b._line_other = number, None, False  # `b.start_line(number)`
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(data, turn, key)
+            elif "stepIndex" in data:  # `_step_scoped`, inline
+                b.step(turn, key)
+            else:
+                b._line_other = True  # `b.other()` on a line that touched nothing yet
+        inline = number - first - general_lines
+        b.stream.duplicates += duplicates
+        b.stream.events += inline - duplicates
+        return inline
 
     def apply(self, event: dict[str, Any]) -> str | None:
         """Apply one event; a reason string when the event cannot be used. (JSON gives exact
@@ -99,14 +152,22 @@ class V26Decoder:
             self.b.stream.session_id = session_id
 
     def _received(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
-        kind = opt_str(data.get("kind"))
-        self.b.add_input(turn, kind, input_text(data), is_human_kind(kind))
+        kind = data.get("kind")  # `opt_str`, inline (as in the handlers below)
+        if kind.__class__ is not str:
+            kind = None
+        message = data.get("message")  # a string message is what `input_text` finds first
+        text = message if message.__class__ is str else input_text(data)
+        self.b.add_input(turn, kind, text, kind is None or is_human_kind(kind))
+
+    def _step_started(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
+        reason = data.get("retryReason")
+        self.b.start_step(turn, key or "0", reason if reason.__class__ is str else None)
 
     def _appended(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         step = self.b.step(turn, key)
         part = data.get("sequence")
         if part.__class__ is not str:
-            part = key_of(part)
+            part = str(part) if part.__class__ is int else key_of(part)  # `key_of`, its common case inline
         part = part or "0"
         delta = data.get("messageDelta")
         if delta.__class__ is str:  # the common append, inline: `_mode("delta")`, `append_text`
@@ -129,10 +190,17 @@ class V26Decoder:
     def _completed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         step = self.b.step(turn, key)
         message = data.get("message")
-        text = message if message is None or isinstance(message, str) else text_of(message)
-        finish = opt_str(data.get("finishReason"))
-        phase = opt_str(data.get("phase")) or ("narration" if finish == "tool-calls" else "reply")
-        self.b.complete_reply(step, key_of(data.get("sequence")) or "0", text, phase, finish)
+        text = message if message is None or message.__class__ is str else text_of(message)
+        finish = data.get("finishReason")
+        if finish.__class__ is not str:
+            finish = None
+        phase = data.get("phase")
+        if phase.__class__ is not str or not phase:
+            phase = "narration" if finish == "tool-calls" else "reply"
+        part = data.get("sequence")
+        if part.__class__ is not str:
+            part = str(part) if part.__class__ is int else key_of(part)
+        self.b.complete_reply(step, part or "0", text, phase, finish)
 
     def _reasoning(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
         step = self.b.step(turn, key)
@@ -165,9 +233,10 @@ class V26Decoder:
         self.b.settle_call(turn, call_id, outcome, data.get("output"), data.get("error"))
 
     def _step_completed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:
-        step = self.b.settle_step(turn, key, "completed", opt_str(data.get("finishReason")))
+        finish = data.get("finishReason")
+        step = self.b.settle_step(turn, key, "completed", finish if finish.__class__ is str else None)
         usage = data.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("outputTokens"), int):
+        if usage.__class__ is dict and isinstance(usage.get("outputTokens"), int):
             step.output_tokens = usage["outputTokens"]
 
     def _step_failed(self, data: dict[str, Any], turn: str | None, key: str | None) -> None:

@@ -7,11 +7,14 @@ retried after an empty reply is a new run whose `model.started` names `retryReas
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import orjson
+
+from ... import values
 from .builder import Builder
-from .events import failure, input_text, is_human_kind, key_of, opt_str
+from .events import SHALLOW, GeneralPath, failure, input_text, is_human_kind, key_of, opt_str
 from .sniff import FACT_TYPES as FACT_TYPES  # the record types this decoder reads
 from .turns import Step
 
@@ -41,6 +44,41 @@ class V27Decoder:
             "context.settled": lambda d, t, r: self._context(d, t, "completed"),
         }
 
+    def read_lines(
+        self, lines: Iterator[bytes], number: int, offset: int, general: GeneralPath, reject: Callable[[int, str], None]
+    ) -> int:
+        """Apply the rest of the stream, `number` lines (`offset` bytes) in; how many lines were
+        applied here. The common line, a shallow commit whose `facts` is a list or a progress
+        record, is parsed and applied inline (`apply_record` with the builder's `start_line`);
+        `reject(number, reason)` hears of its facts that cannot be used. Any other line goes to
+        `general` (the reader's `feed`)."""
+        loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
+        b, apply_facts = self.b, self.apply_facts
+        inline = 0
+        for raw in lines:
+            number += 1
+            try:
+                record = loads(raw)
+            except decode_error:
+                record = None
+            facts: Any = None
+            size = len(raw)
+            if record.__class__ is dict and (size < SHALLOW or not may_be_deep(raw)):
+                if "facts" in record:
+                    facts = record["facts"]
+                elif record.get("type").__class__ is not str and record.get("progress").__class__ is dict:
+                    facts = (record["progress"],)
+            if facts.__class__ is not list and facts.__class__ is not tuple:
+                general(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
+            else:
+                inline += 1
+                b.line, b._line_step, b._line_other = number, None, False  # `b.start_line(number)`
+                reason = apply_facts(facts)
+                if reason:
+                    reject(number, reason)
+            offset += size
+        return inline
+
     def apply_record(self, record: dict[str, Any]) -> str | None:
         """Apply a commit or progress record; a reason string when it cannot be used."""
         if "facts" in record:
@@ -49,43 +87,47 @@ class V27Decoder:
                 return "commit whose `facts` is not a list"
         else:
             facts = [record.get("progress")]
+        return self.apply_facts(facts)
+
+    def apply_facts(self, facts: Sequence[Any]) -> str | None:
+        """Apply a record's facts; a reason string when some cannot be used."""
         bad = 0
         handlers, builder = self._handlers, self.b
         for fact in facts:
             # A fact is an object with a string `type`, its `data` and `scope` objects or absent
-            # (`dict_or_empty`, inline: once per fact); `opt_str`/`key_of` inline for the scope ids.
+            # (`dict_or_empty`, inline: once per fact); `opt_str`/`key_of` inline for the ids: the
+            # scope's when it is a usable string (a run id may be a number), else the data's.
             # JSON gives exact `str`, `dict` and `list` values: types are tested by class.
             kind = fact.get("type") if fact.__class__ is dict else None
             if kind.__class__ is not str:
                 bad += 1
                 continue
             data = fact.get("data")
-            if data is None:
+            if data.__class__ is not dict:
+                if data is not None:
+                    bad += 1
+                    continue
                 data = {}
-            elif data.__class__ is not dict:
-                bad += 1
-                continue
             scope = fact.get("scope")
-            if scope is None:
-                turn = data.get("turnId")
-                run = data.get("runId")
-            elif scope.__class__ is dict:
+            if scope.__class__ is dict:
                 turn = scope.get("turnId")
+                run = scope.get("runId")
                 if turn.__class__ is not str or not turn:
                     turn = data.get("turnId")
-                run = scope.get("runId")
+                    if turn.__class__ is not str:
+                        turn = None
+                if run.__class__ is not str or not run:
+                    run = _run_id(run, data)
+            elif scope is None:
+                turn = data.get("turnId")
+                if turn.__class__ is not str:
+                    turn = None
+                run = data.get("runId")
                 if run is not None and run.__class__ is not str:
                     run = key_of(run)
-                if not run:
-                    run = data.get("runId")
             else:
                 bad += 1
                 continue
-            if turn.__class__ is not str:
-                turn = None
-            if run is not None and run.__class__ is not str:
-                run = key_of(run)
-            builder.stream.events += 1
             handler = handlers.get(kind)
             if handler is not None:
                 handler(data, turn, run)
@@ -93,6 +135,7 @@ class V27Decoder:
                 builder.step(turn, run)
             else:
                 builder.other()
+        builder.stream.events += len(facts) - bad
         return f"{bad} of {len(facts)} facts are not objects with a string `type`" if bad else None
 
     def close(self) -> None:
@@ -207,3 +250,14 @@ class V27Decoder:
         raw = opt_str(data.get("kind")) or opt_str(data.get("operation")) or "compaction"
         op = "clear" if raw.startswith("clear") else "compaction"
         self.b.context_op(turn, op, status, opt_str(data.get("summary")))
+
+
+def _run_id(scoped: Any, data: dict[str, Any]) -> str | None:
+    """A fact's run id when its scope's `runId` is not a non-empty string: that one as a key
+    (`key_of`) when it makes one, else the data's."""
+    run = key_of(scoped) if scoped is not None else None
+    if not run:
+        run = data.get("runId")
+        if run is not None and run.__class__ is not str:
+            run = key_of(run)
+    return run
