@@ -142,12 +142,14 @@ def existing_sizes(path: Path) -> dict:
 
 def own_queries(path: Path) -> tuple[float, float]:
     """tdoc's own per-session message and part queries with an orjson parse of every row's data."""
+    from transcript_doctor.fixes.sqlite import decode_text
     from transcript_doctor.stores.opencode.reader import DbReader, open_db
 
     conn = open_db(path)
     reader = DbReader(conn, str(path))
     started, cpu = time.perf_counter(), time.process_time()
     for row in reader.sessions():
+        conn.text_factory = str  # as `DbReader.read_session` reads a session's rows (valid UTF-8)
         for _mid, raw in conn.execute(
             "SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY time_created, id", (row.id,)
         ):
@@ -158,6 +160,7 @@ def own_queries(path: Path) -> tuple[float, float]:
             (row.id,),
         ):
             orjson.loads(raw)
+        conn.text_factory = decode_text
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     conn.close()
     return seconds, cpu

@@ -39,7 +39,14 @@ class Context:
     def __init__(self, store: Any, view: SessionView) -> None:
         self.store = store
         self.view = view
-        self.by_id = {m.id: m for m in view.session.messages}
+        self._by_id: dict[str, OcMessage] | None = None
+
+    @property
+    def by_id(self) -> dict[str, OcMessage]:
+        """The session's messages by id (the last of a repeated id), built when first asked for."""
+        if self._by_id is None:
+            self._by_id = {m.id: m for m in self.view.session.messages}
+        return self._by_id
 
     def make(self, code: str, text: str, msg: OcMessage | None, part: OcPart | None = None, *,
              position: int | None = None, fix: Fix | None = None, evidence: dict[str, Any] | None = None,
@@ -112,7 +119,12 @@ def conversation(store: Any, view: SessionView) -> Conversation:
 def _ids_repeat(view: SessionView, by_id: dict[str, OcMessage]) -> bool:
     """Whether two messages, or two parts of one message, share an id (a damaged store or export)."""
     messages = view.session.messages
-    return len(by_id) != len(messages) or any(len({p.id for p in m.parts}) != len(m.parts) for m in messages)
+    if len(by_id) != len(messages):
+        return True
+    total = sum([len(m.parts) for m in messages])
+    if len({p.id for m in messages for p in m.parts}) == total:  # no part id repeats anywhere
+        return False
+    return any(len({p.id for p in m.parts}) != len(m.parts) for m in messages)
 
 
 def _relocate(ctx: Context, messages: list[Message]) -> None:
@@ -157,14 +169,40 @@ def native_findings(store: Any, view: SessionView, codes: Collection[str]) -> It
                           path=store.display, format=store.format, session=view.session.id, row=p.row, table=p.table,
                           line=p.line, evidence={"detail": p.detail})
     for run in view.runs:
-        yield from run_findings(ctx, run)
-    for msg in view.session.messages:
+        if run.decision is not None and run.decision.code is not None:  # most runs end on an answer
+            yield from run_findings(ctx, run)
+    errored: list[int] = []  # the assistant messages that may hold a stored error (E601)
+    for index, msg in enumerate(view.session.messages):
         if msg.role != "assistant":
             continue
-        yield from dangling_tools(ctx, msg)
-        yield from placeholders(ctx, msg)
+        left_running, placeholder, stored_error = _notable_parts(msg)
+        if left_running:
+            yield from dangling_tools(ctx, msg)
+        if placeholder:
+            yield from placeholders(ctx, msg)
+        if stored_error:
+            errored.append(index)
     if "E601" in codes:
-        yield from recorded_errors(ctx)
+        yield from recorded_errors(ctx, errored)
+
+
+def _notable_parts(msg: OcMessage) -> tuple[bool, bool, bool]:
+    """Whether the message may have a T404 (a tool part pending or running), an S307 (a placeholder
+    text part) or an E601 (a stored error): one pass over its parts, so that the checks of each
+    only read the few messages that have one."""
+    running = placeholder = False
+    stored_error = isinstance(msg.info.get("error"), dict)
+    for part in msg.parts:
+        kind = part.type
+        if kind == "tool":
+            if not running:
+                state = part.data.get("state")
+                running = isinstance(state, dict) and state.get("status") in ("pending", "running")
+        elif kind == "text":
+            placeholder = placeholder or completion.is_placeholder(part.data.get("text"))
+        elif kind == "retry":
+            stored_error = True
+    return running, placeholder, stored_error
 
 
 def _run_evidence(run: Run, final: OcMessage, d: completion.Decision) -> dict[str, Any]:
@@ -271,9 +309,11 @@ def _stored_errors(msg: OcMessage) -> Iterator[tuple[OcPart | None, dict[str, An
             yield part, part.data["error"]
 
 
-def recorded_errors(ctx: Context) -> Iterator[Finding]:
+def recorded_errors(ctx: Context, indices: list[int] | None = None) -> Iterator[Finding]:
+    """E601 over the session's assistant messages (or the ones at `indices`, in order)."""
     messages = ctx.view.session.messages
-    for index, msg in enumerate(messages):
+    for index in range(len(messages)) if indices is None else indices:
+        msg = messages[index]
         if msg.role != "assistant":
             continue
         for part, error in _stored_errors(msg):

@@ -79,7 +79,14 @@ def is_visible_text_part(part: dict[str, Any]) -> bool:
 
 
 def visible_text(parts: list[dict[str, Any]]) -> str:
-    return "".join(p["text"] for p in parts if is_visible_text_part(p) and isinstance(p.get("text"), str))
+    """The text of the parts `is_visible_text_part` keeps (one loop: it is read for every run)."""
+    texts = []
+    for p in parts:
+        text = p.get("text")
+        if (isinstance(text, str) and p.get("type") == "text" and p.get("synthetic") is not True
+                and p.get("ignored") is not True and not is_placeholder(text)):
+            texts.append(text)
+    return "".join(texts)
 
 
 # --------------------------------------------------------------------------- evidence
@@ -110,7 +117,9 @@ def _tokens(info: dict[str, Any]) -> tuple[float | None, ...]:
     tokens = info.get("tokens")
     if not isinstance(tokens, dict):
         return (None,) * len(TOKEN_FIELDS)
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = tokens.get("cache")
+    if not isinstance(cache, dict):
+        cache = {}
     return (known_number(tokens.get("input")), known_number(tokens.get("output")),
             known_number(tokens.get("reasoning")), known_number(cache.get("read")), known_number(cache.get("write")))
 
@@ -235,20 +244,20 @@ def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence | Ca
         own = message_evidence(info, parts)
     name = error_name(info)
     completed = isinstance(info.get("time"), dict) and info["time"].get("completed") is not None
-    base = {"text": text, "finish": own.finish}
+    finish = own.finish
     if name is not None:
         error = info["error"] if isinstance(info.get("error"), dict) else {"name": name}
-        return Decision(NOT_FINAL, [f"ended with {name}"], error=error, **base)
+        return Decision(NOT_FINAL, [f"ended with {name}"], text, finish, error)
     if not completed:
         if open_run:
-            return Decision(IN_PROGRESS, ["not completed yet"], **base)
-        return Decision(NOT_FINAL, ["never completed (no time.completed) and a later prompt followed"], **base)
+            return Decision(IN_PROGRESS, ["not completed yet"], text, finish)
+        return Decision(NOT_FINAL, ["never completed (no time.completed) and a later prompt followed"], text, finish)
     if is_blank(text):
         reasons = work_evidence(run() if callable(run) else run)
-        return Decision(EMPTY_WITH_WORK if reasons else EMPTY_RETRY_SAFE, reasons, **base)
+        return Decision(EMPTY_WITH_WORK if reasons else EMPTY_RETRY_SAFE, reasons, text, finish)
     reasons = []
     if own.tool_activity:
         reasons.append("tool activity in the final message")
-    if not is_terminal_finish(own.finish):
-        reasons.append("finish missing" if own.finish is None else f"finish {own.finish!r} is not terminal")
-    return Decision(NOT_FINAL if reasons else ANSWER, reasons, **base)
+    if not is_terminal_finish(finish):
+        reasons.append("finish missing" if finish is None else f"finish {finish!r} is not terminal")
+    return Decision(NOT_FINAL if reasons else ANSWER, reasons, text, finish)

@@ -88,7 +88,6 @@ class Projection:
 def history_start(messages: list[OcMessage]) -> int:
     """Index of the first message `filterCompacted` keeps (0 when nothing was compacted)."""
     completed: set[Any] = set()
-    index_of = {m.id: i for i, m in enumerate(messages)}
     for i in range(len(messages) - 1, -1, -1):
         msg = messages[i]
         info = msg.info
@@ -96,7 +95,10 @@ def history_start(messages: list[OcMessage]) -> int:
             part = next((p for p in msg.parts if p.type == "compaction"), None)
             if part is not None:
                 tail = part.data.get("tail_start_id")
-                return min(index_of.get(tail, i), i) if isinstance(tail, str) else i
+                if not isinstance(tail, str):
+                    return i
+                index_of = {m.id: k for k, m in enumerate(messages)}  # the last message of a repeated id
+                return min(index_of.get(tail, i), i)
         if msg.role == "assistant" and info.get("summary") and info.get("finish") and not info.get("error"):
             completed.add(info.get("parentID"))
     return 0
@@ -115,9 +117,12 @@ def is_signed(data: dict[str, Any]) -> bool:
     metadata = data.get("metadata")
     if not isinstance(metadata, dict):
         return False
-    return any(
-        isinstance(v, dict) and any(v.get(k) is not None for k in _SIGNATURE_KEYS) for v in metadata.values()
-    )
+    for value in metadata.values():
+        if isinstance(value, dict):
+            for key in _SIGNATURE_KEYS:
+                if value.get(key) is not None:
+                    return True
+    return False
 
 
 def _skips_errored(msg: OcMessage) -> bool:
@@ -156,8 +161,13 @@ def _error_name(msg: OcMessage) -> Any:
     return error.get("name") if isinstance(error, dict) else str(error)
 
 
+def _located(kind: str, text: str, p: OcPart, signed: bool = False) -> Part:
+    """A shared-model part located at the OpenCode part behind it."""
+    return Part(kind, text, signed, p.loc, {"part_id": p.id})
+
+
 def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]] | None, part_ids: list[str],
-          part_of: list[str], parts: list[Part], calls: list[ToolCall] | None = None) -> int:
+          part_of: list[str], parts: list[Part], calls: list[ToolCall]) -> int:
     """Append one request message (wire shape) and its shared-model twin; returns its position.
 
     `part_ids`: the OpenCode parts behind it; `part_of`: the part id of each shared-model part.
@@ -171,11 +181,6 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
                                 {"message_id": mid, "part_ids": part_ids, "part_of": part_of},
                                 {"message_id": mid}))
     return position
-
-
-def _located(kind: str, text: str, p: OcPart, signed: bool = False) -> Part:
-    """A shared-model part located at the OpenCode part behind it."""
-    return Part(kind, text, signed, p.loc, {"part_id": p.id})
 
 
 def _user(out: Projection, msg: OcMessage) -> None:
@@ -208,7 +213,7 @@ def _user(out: Projection, msg: OcMessage) -> None:
             continue
         ids.append(p.id)
     if parts:
-        _emit(out, msg, "user", wire, ids, ids, parts)
+        _emit(out, msg, "user", wire, ids, ids, parts, [])
 
 
 def _tool_output(out: Projection, msg: OcMessage, p: OcPart) -> tuple[str, bool, bool] | None:
@@ -243,52 +248,55 @@ def _arguments(state: Any) -> str | None:
 
 
 def _assistant(out: Projection, msg: OcMessage, same_model: bool) -> None:
-    steps: list[list[tuple[OcPart, Any]]] = []
-    step: list[tuple[OcPart, Any]] = []
+    """The AI SDK's split of one assistant message: one request message per step (each step-start
+    begins a new one), each followed by the results of its calls."""
+    step: list[OcPart] = []
+    emitted = False
     for p in msg.parts:
         kind = p.type
-        if kind == "text" or kind == "reasoning":
-            step.append((p, None))
-        elif kind == "step-start":
-            if step:
-                steps.append(step)
-                step = []
-        elif kind == "tool":
-            result = _tool_output(out, msg, p)
-            if result is not None:  # OpenCode leaves out a tool part in a state it does not know
-                step.append((p, result))
+        if kind == "text" or kind == "reasoning" or kind == "tool":
+            step.append(p)
+        elif kind == "step-start" and step:
+            emitted = _step(out, msg, step, same_model) or emitted
+            step = []
     if step:
-        steps.append(step)
-    if not steps:
+        emitted = _step(out, msg, step, same_model) or emitted
+    if not emitted:
         out.anomalies.append({"kind": "step_markers_only_dropped", "message": msg.id})
-        return
-    for step in steps:
-        _step(out, msg, step, same_model)
 
 
-def _step(out: Projection, msg: OcMessage, step: list[tuple[OcPart, Any]], same_model: bool) -> None:
+def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool) -> bool:
+    """Emit the request message of one step (its text, reasoning and tool parts) and its tool
+    results; False, emitting nothing, when none of its parts is replayed."""
     parts: list[Part] = []
     calls: list[ToolCall] = []
     wire: list[dict[str, Any]] | None = [] if out._wire is not None else None
     results: list[tuple[OcPart, ToolCall, tuple[str, bool, bool]]] = []
     part_of: list[str] = []
-    for p, result in step:
+    ids: list[str] = []
+    for p in step:
         d = p.data
-        if result is None:  # text or reasoning
+        kind = p.type
+        if kind != "tool":  # text or reasoning
             text = d.get("text")
             if not isinstance(text, str):
                 text = ""
+            ids.append(p.id)
             part_of.append(p.id)
-            if p.type == "text":
-                parts.append(Part("text", text, False, p.loc, {"part_id": p.id}))
+            if kind == "text":
+                parts.append(_located("text", text, p))
                 if wire is not None:
                     wire.append({"type": "text", "text": text})
             else:
                 signed = same_model and is_signed(d)
-                parts.append(Part("reasoning", text, signed, p.loc, {"part_id": p.id}))
+                parts.append(_located("reasoning", text, p, signed))
                 if wire is not None:
                     wire.append({"type": "reasoning", "text": text, "signed": signed})
             continue
+        result = _tool_output(out, msg, p)
+        if result is None:  # OpenCode leaves out a tool part in a state it does not know
+            continue
+        ids.append(p.id)
         state = d["state"]  # a tool part with a result has a state object
         call = ToolCall(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
         if wire is not None:
@@ -302,9 +310,12 @@ def _step(out: Projection, msg: OcMessage, step: list[tuple[OcPart, Any]], same_
             continue
         calls.append(call)
         results.append((p, call, result))
-    position = _emit(out, msg, "assistant", wire, [p.id for p, _ in step], part_of, parts, calls)
+    if not ids:
+        return False
+    position = _emit(out, msg, "assistant", wire, ids, part_of, parts, calls)
     if results:
         _tool_results(out, msg, position, results)
+    return True
 
 
 def _provider_executed(data: dict[str, Any]) -> bool:
@@ -329,5 +340,5 @@ def _tool_results(out: Projection, msg: OcMessage, position: int,
     for p, call, (text, err, placeholder) in results:
         ids = [p.id]
         out.messages.append(Message(
-            "tool", [_located("text", text, p)], None, call.id, err, loc, position + 1,
+            "tool", [_located("text", text, p)], [], call.id, err, loc, position + 1,
             {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, {"message_id": mid}))

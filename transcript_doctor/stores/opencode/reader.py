@@ -24,7 +24,7 @@ import orjson
 
 from ... import values
 from ...errors import sqlite_failure
-from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
+from ...fixes.sqlite import columns, decode_text, open_readonly, quote_ident, tables
 from ...model import Loc, TdocError
 from ...values import may_be_deep
 
@@ -34,6 +34,7 @@ JSONDecodeError = orjson.JSONDecodeError
 MESSAGE_TABLE = "message"
 PART_TABLE = "part"
 SESSION_TABLE = "session"
+_UNDECODABLE = "Could not decode to UTF-8"  # sqlite3's error for TEXT that `str` cannot read
 REQUIRED = {MESSAGE_TABLE: ("id", "session_id", "data"), PART_TABLE: ("id", "message_id", "data")}
 
 
@@ -183,9 +184,25 @@ class DbReader:
         return [r for r in rows if r.id == only] if only else rows
 
     def read_session(self, row: SessionRow) -> OcSession:
+        conn = self.conn
+        if conn.text_factory is decode_text:  # the read-only connection (`open_db`)
+            conn.text_factory = str  # the same text for valid UTF-8, decoded without a Python call per cell
+            try:
+                return self._read(row)
+            except sqlite3.OperationalError:  # a TEXT cell that is not UTF-8 (`_read` lets only that through)
+                pass
+            finally:
+                conn.text_factory = decode_text
+        return self._read(row)  # (again) with each TEXT cell read as `decode_text` reads it
+
+    def _read(self, row: SessionRow) -> OcSession:
         session = OcSession(row.id, row.title, row.parent_id)
         try:
             self._attach_parts(session, self._read_messages(session))
+        except sqlite3.OperationalError as exc:
+            if self.conn.text_factory is str and str(exc).startswith(_UNDECODABLE):
+                raise  # `read_session` reads the session again, as `decode_text` reads text
+            raise sqlite_failure(self.display, exc) from None
         except (sqlite3.Error, UnicodeError) as exc:
             raise sqlite_failure(self.display, exc) from None
         return session
@@ -199,10 +216,12 @@ class DbReader:
         for mid, raw in self.conn.execute(
             f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
         ):
-            info, problem = _row_data(raw, mid)
+            info = _shallow_object(raw, mid)
             if info is None:
-                session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
-                continue
+                info, problem = _general_row(raw, mid)
+                if info is None:
+                    session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
+                    continue
             info["id"] = mid  # rehydrate as OpenCode does
             info["sessionID"] = sid
             msg = _message(mid, sid, info, Loc(None, None, mid, MESSAGE_TABLE))
@@ -224,10 +243,12 @@ class DbReader:
             if msg is None:
                 continue  # its message row was unreadable (already reported)
             current = msg
-            data, problem = _row_data(raw, pid)
+            data = _shallow_object(raw, pid)
             if data is None:
-                session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem))
-                continue
+                data, problem = _general_row(raw, pid)
+                if data is None:
+                    session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem))
+                    continue
             data["id"] = pid
             data["sessionID"] = sid
             data["messageID"] = mid
@@ -235,19 +256,32 @@ class DbReader:
             msg.parts.append(_part(pid, mid, data, Loc(None, None, pid, PART_TABLE), kind if kind.__class__ is str else ""))
 
 
-def _row_data(raw: Any, rid: Any) -> tuple[dict[str, Any], None] | tuple[None, str]:
-    """A row's `data` cell as the JSON object it holds, or None and why the row is unreadable
-    (its cell holds no object, `_decode_row` says why, or its id is not text).
-
-    The common case first: an orjson parse of a BLOB too short to need the depth check. Anything
-    else goes through `_decode_row`, the general path, once, so both accept the same rows."""
+def _shallow_object(raw: Any, rid: Any) -> dict[str, Any] | None:
+    """The common row: a text id and a BLOB that orjson reads as an object too short, or with too
+    few brackets, to nest deeper than the reader-boundary rule allows. None: anything else, which
+    `_row_data` decides (the same rows `_row_data`'s first step accepts, with the same value)."""
     if raw.__class__ is bytes and rid.__class__ is str:
         try:
             value = loads(raw)
         except JSONDecodeError:
-            value = None  # lone surrogates, which JSON.parse reads: the general path decides
+            return None
         if value.__class__ is dict and (len(raw) < _SHALLOW or not may_be_deep(raw)):
-            return value, None
+            return value
+    return None
+
+
+def _row_data(raw: Any, rid: Any) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """A row's `data` cell as the JSON object it holds, or None and why the row is unreadable
+    (its cell holds no object, `_decode_row` says why, or its id is not text).
+
+    The common case first (`_shallow_object`); anything else goes through `_general_row`."""
+    value = _shallow_object(raw, rid)
+    return (value, None) if value is not None else _general_row(raw, rid)
+
+
+def _general_row(raw: Any, rid: Any) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """`_row_data` for a row `_shallow_object` left: `_decode_row`, the general path, once, so
+    both accept the same rows."""
     decoded, problem = _decode_row(raw)
     if decoded is None:
         return None, problem or "id is not text"
