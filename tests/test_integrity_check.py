@@ -40,8 +40,19 @@ def _damaged(path: Path) -> Path:
     return path
 
 
+_EARLIER: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _earlier_checks() -> None:
+    """The check threads alive before the test (another test's store left unclosed, still
+    checking): `_threads` counts only those this test started, whatever ran before it."""
+    _EARLIER.clear()
+    _EARLIER.update(t for t in threading.enumerate() if t.name == "tdoc-integrity-check")
+
+
 def _threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name == "tdoc-integrity-check"]
+    return [t.name for t in threading.enumerate() if t.name == "tdoc-integrity-check" and t not in _EARLIER]
 
 
 @pytest.mark.parametrize("deep", [False, True])
