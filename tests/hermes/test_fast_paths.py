@@ -275,3 +275,38 @@ def test_build_labelled_harness_and_replayed_user() -> None:
 @given(st.lists(reader_cells(), max_size=6))
 def test_rows_from_batch_is_row_from_values_of_each(batch: list[tuple]) -> None:
     assert rows_from_batch(batch) == [row_from_values(c) for c in batch]
+
+
+def test_rows_from_batch_near_misses_and_every_slot_filled() -> None:
+    """The written-out cell checks send each near miss where `row_from_values` does, and a plain
+    row is filled in every slot (an unfilled one would fail the comparison)."""
+    plain = {"id": 1, "session_id": "s", "role": "assistant", "content": "ok", "timestamp": 1.5e9, "active": 1,
+             "tool_calls": '[{"id": "c1", "function": {"name": "t", "arguments": "{}"}}]', "api_content": ""}
+    misses: list[dict[str, Any]] = [
+        {}, {"active": True}, {"id": 1.0}, {"id": 2**63}, {"id": True}, {"content": b"x"}, {"content": 5},
+        {"content": "\x00json:[1]"}, {"api_content": "\x00json:{}"}, {"timestamp": float("inf")},
+        {"timestamp": 2**64}, {"timestamp": "1"}, {"tool_calls": "not json"}, {"tool_calls": '[{"id": 5}]'},
+        {"token_count": 1.5}, {"observed": b""}, {"compacted": "1"}, {"display_kind": 3}, {"role": None},
+        {"session_id": 7}, {"reasoning_details": 2.5},
+    ]
+    batch = [tuple({**plain, **miss}.get(c) for c in MESSAGE_COLUMNS) for miss in misses]
+    got = rows_from_batch(batch)
+    assert got == [row_from_values(c) for c in batch]
+    assert got[0].problems == () and got[0].line is None
+
+
+def test_build_labelled_fencing_and_harness_shapes() -> None:
+    def row(i: int, role: str, content: str, calls: str | None = None) -> Row:
+        cells = {"id": i, "session_id": "s", "role": role, "content": content, "tool_calls": calls}
+        return row_from_values(tuple(cells.get(c) for c in MESSAGE_COLUMNS))
+
+    fenced = "<memory-context>recalled</memory-context>  hello "
+    session = [row(1, "user", fenced), row(2, "assistant", " [terminal] ", '[{"id": "c"}]'),
+               row(3, "user", "  \n" + HARNESS_PREFIXES[0]), row(4, "assistant", "reply"),
+               row(5, "system", "\t" + HARNESS_PREFIXES[1]), row(6, "user", "next"),
+               row(7, "assistant", "[System note: The following is recalled memory context, NOT new user input.\nok")]
+    entries, dropped = build(session)
+    expected, expected_dropped = _reference_build(session, False)
+    assert [(e.row.id, e.wire, e.message) for e in entries] == expected
+    assert [(d.row.id, d.reason) for d in dropped] == [(d.row.id, d.reason) for d in expected_dropped]
+    assert entries[0].content == "hello" and entries[1].content == ""

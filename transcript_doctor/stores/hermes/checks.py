@@ -145,12 +145,8 @@ def _is_nudge(entry: Entry) -> bool:
 
 def _recovery_nudges(scan: SessionScan) -> Iterator[Finding]:
     entries = scan.entries
-    for i in range(len(entries) - 1):
-        entry = entries[i]
-        if entry.row.role != "assistant" or entry.row.tool_calls:
-            continue
-        nxt = entries[i + 1]
-        if not _is_nudge(nxt):
+    for entry, nxt in zip(entries, entries[1:]):
+        if entry.row.role != "assistant" or entry.row.tool_calls or nxt.row.role != "user" or not _is_nudge(nxt):
             continue
         visible = visible_text_for_sentinel_check(entry.content)
         if not starts_with_sentinel(visible):
@@ -187,7 +183,9 @@ def _turn_enders(scan: SessionScan, nudged: set[Any]) -> Iterator[Finding]:
 def _leak(scan: SessionScan, entry: Entry, start: int, end: int, last_turn: bool) -> Finding | None:
     """S301 on the turn-ending answer `entry` (it has no tool calls), or None."""
     for field_name, content in (("content", entry.content), ("api_content", entry.row.api_content)):
-        if content is None or not leaked_empty_sentinel(content):
+        if content is None or content.__class__ is str and content[:1] != "(" and not content[:1].isspace():
+            continue  # `starts_with_sentinel` needs a "(" first
+        if not leaked_empty_sentinel(content):
             continue
         visible = visible_text_for_sentinel_check(content)
         literal = leaked_empty_sentinel(content, literal=True)
@@ -253,7 +251,11 @@ def _scaffolding(scan: SessionScan, skip_rows: set[Any]) -> Iterator[Finding]:
         row = entry.row
         if row.role != "assistant" or row.id in skip_rows:
             continue
-        found = _scaffolding_in(scan, entry, "content", row.content)
+        content = row.content
+        if content.__class__ is str and not (content and find_markers(content)):  # `_scaffolding_in`'s None
+            found = None
+        else:
+            found = _scaffolding_in(scan, entry, "content", content)
         if found is None and row.api_content is not None:
             found = _scaffolding_in(scan, entry, "api_content", row.api_content)
         if found is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model import Loc, Message
-from .content import EMPTY_TOOL_RESPONSE_NUDGE, head_startswith
+from .content import EMPTY_TOOL_RESPONSE_NUDGE, MEMORY_NOTE, head_startswith, is_stale_marker, sanitize_context
 from .messages import hermes_dict, json_or_raw, to_message, wire_content
 from .reader import SessionInfo
 from .rows import Row
@@ -76,30 +76,63 @@ def _dedupe_replayed_users(rows: Iterable[Row], inactive: list[Dropped], dropped
 
 def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -> tuple[list[Entry], list[Dropped]]:
     """The conversation Hermes resumes from `rows` (id-ordered), and the rows it leaves out
-    (the inactive ones first, then the replayed users, then the harness rows, each in row order)."""
+    (the inactive ones first, then the replayed users, then the harness rows, each in row order).
+
+    The hot path of a scan: `wire_content` is written out (a user/assistant string is sanitised
+    only when it holds the memory fencing `sanitize_context` strips), and each Entry is filled
+    slot by slot. Pinned to the general helpers by tests/hermes/test_fast_paths.py."""
     inactive: list[Dropped] = []
     dropped: list[Dropped] = []
     if lineage:
         rows = _dedupe_replayed_users(rows, inactive, dropped)
     entries: list[Entry] = []
+    append = entries.append
+    new = Entry.__new__
     skip_reply = False
+    position = REQUEST_OFFSET
     for row in rows:
         if not row.active:
             inactive.append(Dropped(row, "inactive"))
             continue
         role = row.role
-        content = wire_content(row)
-        if (role == "user" or role == "system") and isinstance(content, str) and head_startswith(content, HARNESS_PREFIXES):
+        content = row.content
+        if role == "assistant":
+            if content.__class__ is str:
+                if "memory-context" in content or MEMORY_NOTE in content:
+                    content = sanitize_context(content)
+                content = content.strip()
+            if content and row.tool_calls and is_stale_marker(content):  # "" is never a marker
+                content = ""
+            if skip_reply:
+                dropped.append(Dropped(row, "harness-reply"))
+                skip_reply = False
+                continue
+        elif role == "user":
+            if content.__class__ is str:
+                if "memory-context" in content or MEMORY_NOTE in content:
+                    content = sanitize_context(content)
+                content = content.strip()  # so `head_startswith` is `startswith`
+                if content.startswith(HARNESS_PREFIXES):
+                    dropped.append(Dropped(row, "background-review-harness"))
+                    skip_reply = True
+                    continue
+            elif isinstance(content, str) and head_startswith(content, HARNESS_PREFIXES):  # a str subclass
+                dropped.append(Dropped(row, "background-review-harness"))
+                skip_reply = True
+                continue
+        elif role == "system" and isinstance(content, str) and head_startswith(content, HARNESS_PREFIXES):
             dropped.append(Dropped(row, "background-review-harness"))
             skip_reply = True
             continue
-        if skip_reply and role == "assistant":
-            dropped.append(Dropped(row, "harness-reply"))
-            skip_reply = False
-            continue
         skip_reply = False
-        loc = Loc(row.line) if export else Loc(None, None, row.id, "messages")
-        entries.append(Entry(row, content, to_message(row, content, REQUEST_OFFSET + len(entries), loc)))
+        entry = new(Entry)
+        entry.row = row
+        entry.content = content
+        entry.message = to_message(row, content, position,
+                                   Loc(row.line) if export else Loc(None, None, row.id, "messages"))
+        entry._wire = None
+        append(entry)
+        position += 1
     return entries, inactive + dropped
 
 

@@ -157,12 +157,85 @@ def row_from_values(cells: tuple) -> Row:
 
 
 def rows_from_batch(batch: list[tuple]) -> list[Row]:
-    """`row_from_values` of each cells tuple, the plain signatures looked up in one loop."""
-    known, plain_row = _PLAIN_SIGNATURES, _plain_row
+    """`row_from_values` of each cells tuple (a database row, all of MESSAGE_COLUMNS).
+
+    The hot path of a scan: the cell types of `_PLAIN_COLUMN_TYPES` and the value checks of
+    `_plain_row` are written out in one loop, and the Row is filled slot by slot (no `__init__`
+    call per row); any other row goes through `row_from_values`. Pinned to it by
+    tests/hermes/test_fast_paths.py."""
     out: list[Row] = []
+    append = out.append
+    new = Row.__new__
+    int_min, int_max, plain_tool_calls, needs_repair = _INT_MIN, _INT_MAX, _plain_tool_calls, _NEEDS_REPAIR
     for cells in batch:
-        row = plain_row(cells) if known.get(tuple(map(type, cells))) else None
-        out.append(row_from_values(cells) if row is None else row)
+        (mid, session_id, role, content, tool_call_id, tool_calls_raw, tool_name, effect_disposition, timestamp,
+         token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+         codex_message_items, platform_message_id, observed, active, compacted, compressed, api_raw,
+         display_kind) = cells
+        if not (
+            (type(mid) is int and int_min <= mid <= int_max or type(mid) is str)
+            and type(session_id) is str and type(role) is str
+            and (content is None or type(content) is str and content[:1] != "\x00")
+            and (tool_call_id is None or type(tool_call_id) is str)
+            and (tool_calls_raw is None or type(tool_calls_raw) is str)
+            and (tool_name is None or type(tool_name) is str)
+            and (effect_disposition is None or type(effect_disposition) is str)
+            and (timestamp is None or type(timestamp) is float and timestamp - timestamp == 0.0
+                 or type(timestamp) is int and int_min <= timestamp <= int_max)
+            and (token_count is None or type(token_count) is int or type(token_count) is str)
+            and (finish_reason is None or type(finish_reason) is str)
+            and (reasoning is None or type(reasoning) is str)
+            and (reasoning_content is None or type(reasoning_content) is str)
+            and (reasoning_details is None or type(reasoning_details) is str or type(reasoning_details) is int)
+            and (codex_reasoning_items is None or type(codex_reasoning_items) is str
+                 or type(codex_reasoning_items) is int)
+            and (codex_message_items is None or type(codex_message_items) is str
+                 or type(codex_message_items) is int)
+            and (platform_message_id is None or type(platform_message_id) is str)
+            and (observed is None or type(observed) is int or type(observed) is str)
+            and (active is None or type(active) is int)
+            and (compacted is None or type(compacted) is int)
+            and (compressed is None or type(compressed) is int)
+            and (api_raw is None or type(api_raw) is str and api_raw[:1] != "\x00")
+            and (display_kind is None or type(display_kind) is str)
+        ):
+            append(row_from_values(cells))
+            continue
+        tool_calls = None
+        if tool_calls_raw is not None:
+            tool_calls = plain_tool_calls(tool_calls_raw)
+            if tool_calls is needs_repair:
+                append(_checked_row(cells))
+                continue
+        row = new(Row)
+        row.id = mid
+        row.session_id = session_id
+        row.role = role
+        row.content = content
+        row.content_raw = content
+        row.api_content = None if api_raw == "" else api_raw
+        row.tool_calls = tool_calls
+        row.tool_calls_raw = tool_calls_raw
+        row.tool_call_id = tool_call_id
+        row.tool_name = tool_name
+        row.finish_reason = finish_reason
+        row.reasoning = reasoning
+        row.reasoning_content = reasoning_content
+        row.reasoning_details = reasoning_details
+        row.codex_reasoning_items = codex_reasoning_items
+        row.codex_message_items = codex_message_items
+        row.active = active is None or active != 0
+        row.compacted = bool(compacted)
+        row.compressed_summary = bool(compressed)
+        row.display_kind = display_kind
+        row.timestamp = timestamp
+        row.effect_disposition = effect_disposition
+        row.platform_message_id = platform_message_id
+        row.observed = observed
+        row.token_count = token_count
+        row.problems = ()
+        row.line = None
+        append(row)
     return out
 
 
