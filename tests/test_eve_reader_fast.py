@@ -59,16 +59,20 @@ def streams(draw: st.DrawFn) -> bytes:
     return body
 
 
+def _read_or_unreadable(path: Path) -> object:
+    """`read_stream(path)`, or "unreadable" where it refuses the file."""
+    try:
+        return read_stream(path)
+    except TdocError:
+        return "unreadable"
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(streams())
 def test_inline_path_reads_what_the_general_path_reads(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "stream.ndjson"
     path.write_bytes(data)
-    try:
-        fast: object = read_stream(path)
-    except TdocError:
-        fast = "unreadable"
-    assert fast == _general(path)
+    assert _read_or_unreadable(path) == _general(path)
 
 
 def test_fixture_streams_read_alike() -> None:
@@ -93,9 +97,7 @@ def _read_without_shortcut(path: Path) -> object:
     original = reader.Builder
     reader.Builder = _NoShortcut  # type: ignore[misc]
     try:
-        return read_stream(path)
-    except TdocError:
-        return "unreadable"
+        return _read_or_unreadable(path)
     finally:
         reader.Builder = original  # type: ignore[misc]
 
@@ -127,11 +129,7 @@ def anonymous_streams(draw: st.DrawFn) -> bytes:
 def test_recent_step_shortcut_finds_what_the_lookup_finds(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "stream.ndjson"
     path.write_bytes(data)
-    try:
-        fast: object = read_stream(path)
-    except TdocError:
-        fast = "unreadable"
-    assert fast == _read_without_shortcut(path)
+    assert _read_or_unreadable(path) == _read_without_shortcut(path)
 
 
 def test_fixture_streams_read_alike_without_the_shortcut() -> None:

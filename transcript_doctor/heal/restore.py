@@ -15,7 +15,6 @@ lost by a restore.
 from __future__ import annotations
 
 import os
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from . import backup as backups
 from . import database
 from .files import check_target
 from .inuse import holders
-from .writing import restore_file
+from .writing import copy_database_file, restore_file
 
 
 @dataclass(frozen=True)
@@ -64,15 +63,7 @@ def restore(path: Path, *, backup: Path | None = None, backup_dir: Path | None =
 
 def _keep_database(path: Path, backup_dir: Path | None) -> Path:
     """A backup of the database's committed state (WAL included) before it is replaced."""
-    try:
-        source = sqlite3.connect(database.uri(path, mode="ro"), uri=True)
-    except sqlite3.Error as exc:
-        raise TdocError(f"{path}: cannot open the database ({exc})") from None
-    try:
-        made = backups.copy_database(source, backups.backup_path(path, backup_dir), path.stat())
-    finally:
-        source.close()
-    return _record(path, made, backup_dir)
+    return _record(path, copy_database_file(path, backups.backup_path(path, backup_dir), path.stat()), backup_dir)
 
 
 def _record(path: Path, made: backups.Backup, backup_dir: Path | None) -> Path:

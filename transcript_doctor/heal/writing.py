@@ -158,15 +158,21 @@ def _copy_database(path: Path, output: Path) -> None:
     """A new copy of the database at `output` (committed state, WAL included), writable by its owner."""
     if output.exists():
         raise TdocError(f"{output}: already exists; choose a new path for the healed copy")
+    copy_database_file(path, output, None)
+    os.chmod(output, (path.stat().st_mode & 0o777) | 0o200)
+
+
+def copy_database_file(path: Path, dest: Path, like: os.stat_result | None) -> backups.Backup:
+    """`backups.copy_database` of the database at `path` (its committed state, WAL included),
+    through a read-only connection of its own."""
     try:
         source = sqlite3.connect(database.uri(path, mode="ro"), uri=True)
     except sqlite3.Error as exc:
         raise TdocError(f"{path}: cannot open the database ({exc})") from None
     try:
-        backups.copy_database(source, output, None)
+        return backups.copy_database(source, dest, like)
     finally:
         source.close()
-    os.chmod(output, (path.stat().st_mode & 0o777) | 0o200)
 
 
 def _output_database(path: Path, write: SqlWrite, output: Path) -> None:
