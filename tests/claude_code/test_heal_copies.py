@@ -155,6 +155,10 @@ def test_removing_the_leaf_never_hands_the_resume_to_another_branch(tmp_path: Pa
     assert code == 1, stdout
     assert [k["code"] for k in result["skipped"]] == ["W101"] and "another branch" in result["skipped"][0]["reason"]
     assert out.read_bytes() == data  # nothing else to heal: --output holds the store as it is
+    human = runner.invoke(app, ["heal", str(tmp_path / "session.jsonl")])
+    assert human.exit_code == 1
+    assert "nothing healed, 1 fix(es) kept" in human.stdout and "nothing to heal" not in human.stdout
+    assert "kept line 3: removing it would make the session resume another branch" in human.stdout
 
 
 def test_the_other_fixes_of_a_heal_that_keeps_the_leaf_are_made(tmp_path: Path) -> None:
@@ -179,6 +183,7 @@ def test_the_other_fixes_of_a_heal_that_keeps_the_leaf_are_made(tmp_path: Path) 
     assert [(f["code"], f["location"]["line"]) for f in rescan["findings"]] == [("W101", 4)]
     replay = json.loads(runner.invoke(app, ["replay", str(out), "-f", "json"]).stdout)
     assert "the prompt of this branch" in json.dumps(replay) and "older prompt" not in json.dumps(replay)
+
 
 def test_near_miss_removing_the_leaf_of_the_only_branch_heals(tmp_path: Path) -> None:
     s = Session()

@@ -59,8 +59,10 @@ def _human(console: Console, r: HealResult, err: Console, *, show_diff: bool) ->
         if r.needs_unsafe:
             _say(console, f"{r.path}: {r.needs_unsafe} fix(es) need --unsafe-fixes; nothing else to heal{copied}",
                  "yellow")
+        elif r.skipped:  # fixes there were, each kept for the reason below: not "nothing to heal"
+            _say(console, f"{r.path}: nothing healed, {len(r.skipped)} fix(es) kept{copied}", "yellow")
         else:
-            _say(console, f"{r.path}: nothing to heal{copied}", "yellow" if r.skipped else "green")
+            _say(console, f"{r.path}: nothing to heal{copied}", "green")
         _unfixable(console, r)
         _details(console, r)
         return
