@@ -9,6 +9,9 @@
   they must be `opt_str(data.turnId)` and `key_of(data.stepIndex)`.
 * `filler.words` returns the regex tokens as they are for text with no ASCII apostrophe; on any
   text it must give what `words_split` (the elision split) gives.
+* `checks._filler` judges a reply against `LazyEvidence`, which works the turn's evidence out only
+  as far as the judgement asks: every verdict must be the one `TurnEvidence.collect` gives, on
+  the labelled filler sets and on drawn replies and results (words shared or not, CJK values).
 * A stream read is freed when its last reference goes, without a collection: the decoders' handler
   tables (bound methods, a cycle) do not keep the builder and every turn alive.
 """
@@ -20,13 +23,14 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_doctor.stores.eve.builder import Builder
 from transcript_doctor.stores.eve.events import key_of, opt_str
-from transcript_doctor.stores.eve.filler import words, words_split
+from transcript_doctor.stores.eve.filler import LazyEvidence, TurnEvidence, filler_kind, words, words_split
 from transcript_doctor.stores.eve.markers import MARKER, classify, classify_text
 from transcript_doctor.stores.eve.reader import read_stream
 from transcript_doctor.stores.eve.v26 import V26Decoder
@@ -139,3 +143,49 @@ def test_a_read_stream_is_freed_without_a_collection(name: str) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+FILLER_SETS = Path(__file__).resolve().parents[1] / "data" / "eve-filler"
+
+
+def _filler_entries() -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(FILLER_SETS.glob("*.jsonl")):
+        out.extend(orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip())
+    return out
+
+
+def _verdicts(reply: str, results: list[Any], task: str) -> tuple[Any, Any]:
+    return filler_kind(reply, TurnEvidence.collect(results, task)), filler_kind(reply, LazyEvidence(results, task))
+
+
+def test_lazy_evidence_agrees_on_the_labelled_sets() -> None:
+    entries = _filler_entries()
+    assert len(entries) > 300
+    judged = 0
+    for entry in entries:
+        results = [r["output"] for r in entry["tool_results"]]
+        full, lazy = _verdicts(entry["reply"], results, entry["task"])
+        assert full == lazy, entry["id"]
+        judged += full is not None
+    assert judged > 100  # the set holds replies judged filler, not only real answers
+
+
+REPLY_WORDS = ["i", "have", "the", "data", "need", "done", "gamma", "is", "down", "ok", "report", "no", "errors",
+               "l'analyse", "analyse", "数据", "没有", "整理", "gamma-2", "3", "."]  # fmt: skip
+RESULT_VALUES = st.one_of(
+    st.sampled_from(["gamma", "Gamma is DOWN", "analyse", "数据正常", "没有", "3", "down-time", "x" * 50]),
+    st.integers(0, 5),
+    st.none(),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(REPLY_WORDS), min_size=1, max_size=8).map(" ".join),
+    st.lists(st.one_of(RESULT_VALUES, st.dictionaries(st.sampled_from(["name", "gamma"]), RESULT_VALUES)), max_size=4),
+    st.sampled_from(["", "report the data", "gamma status", "整理数据"]),
+)
+def test_lazy_evidence_agrees_on_drawn_replies(reply: str, results: list[Any], task: str) -> None:
+    full, lazy = _verdicts(reply, results, task)
+    assert full == lazy

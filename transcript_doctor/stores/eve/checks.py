@@ -11,14 +11,15 @@ request position with certainty.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+import functools
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ...model import Edit, Finding, Fix
 from ...patterns import RejectionMatch, match_rejection
 from ...rules.registry import RULES
-from ...text import excerpt, is_blank
-from .filler import TurnEvidence, filler_kind, may_be_filler
+from ...text import excerpt, is_blank, js_trim
+from .filler import LazyEvidence, judge, may_be_filler
 from .markers import classify, normalise
 from .turns import TERMINAL_FINISH, Failure, Reply, Step, Turn
 
@@ -42,14 +43,16 @@ def native_findings(store: EveStore, codes: Collection[str]) -> Iterator[Finding
     """Every eve finding of the selected `codes` (the rule engine keeps only those)."""
     yield from _problems(store)
     if TURN_CODES & set(codes):
-        has_human = any(turn.human for turn in store.stream.turns)
-        for turn in store.stream.turns:
+        turns = store.stream.turns
+        has_human = functools.cache(lambda: any(turn.human for turn in turns))  # asked by S306 findings only
+        for turn in turns:
             replies = turn.replies  # built once per turn: a property that sorts
             if replies:  # without a reply, the reply rules find nothing (no generators made)
-                yield from _markers(store, turn, replies)
+                marked: set[int] = set()
+                yield from _markers(store, turn, replies, marked)
                 final = _final_reply(replies)
                 if final is not None and not turn.human:  # S306 reads unattended turns only
-                    yield from _filler(store, turn, final, has_human)
+                    yield from _filler(store, turn, final, has_human, id(final) in marked)
                 if final is not None and turn.outcome is not None:  # T403: turns that ended
                     yield from _non_terminal(store, turn, final)
             if not _all_completed(turn):
@@ -81,7 +84,8 @@ def delivered(turn: Turn, reply: Reply) -> bool:
     return True
 
 
-def _markers(store: EveStore, turn: Turn, replies: list[Reply]) -> Iterator[Finding]:
+def _markers(store: EveStore, turn: Turn, replies: list[Reply], marked: set[int]) -> Iterator[Finding]:
+    """S302/S303 over the turn's `replies`; the `id` of each delivered one with a marker goes to `marked`."""
     for reply in replies:
         if not delivered(turn, reply):
             continue
@@ -89,6 +93,7 @@ def _markers(store: EveStore, turn: Turn, replies: list[Reply]) -> Iterator[Find
         kind = classify(reply.text)
         if kind is None:
             continue
+        marked.add(id(reply))
         evidence = _reply_evidence(turn, reply)
         if kind == "in-prose":
             message = (
@@ -131,13 +136,17 @@ def _final_reply(replies: list[Reply]) -> Reply | None:
     return None
 
 
-def _filler(store: EveStore, turn: Turn, reply: Reply | None, session_has_human: bool) -> Iterator[Finding]:
-    """`turn`: one no person's message started or fed (the caller tests `turn.human`)."""
+def _filler(
+    store: EveStore, turn: Turn, reply: Reply | None, session_has_human: Callable[[], bool], marked: bool
+) -> Iterator[Finding]:
+    """`turn`: one no person's message started or fed (the caller tests `turn.human`); `marked`:
+    `reply` is delivered and `classify` finds a marker in it (`_markers` tested it)."""
     if reply is None or reply.phase != "reply" or reply.finish_reason == "tool-calls":
         return
-    if not delivered(turn, reply) or classify(reply.text) is not None or not may_be_filler(reply.text):
+    if marked or not delivered(turn, reply) or not may_be_filler(reply.text):
         return
-    verdict = filler_kind(reply.text, _turn_evidence(turn))
+    assert reply.text is not None  # `delivered`
+    verdict = judge(js_trim(reply.text), _turn_evidence(turn))  # `filler_kind`, tested just above
     if verdict is None:
         return
     evidence = _reply_evidence(turn, reply)
@@ -145,7 +154,7 @@ def _filler(store: EveStore, turn: Turn, reply: Reply | None, session_has_human:
         filler=verdict.kind,
         trigger=turn.trigger,
         inputs=[{"line": i.line, "kind": i.kind} for i in turn.inputs],
-        session_has_human=session_has_human,
+        session_has_human=session_has_human(),
     )
     retry = _retry_evidence(turn, reply)
     evidence["empty_response_retry"] = retry
@@ -167,7 +176,7 @@ _FILLER_WHY = {
 }
 
 
-def _turn_evidence(turn: Turn) -> TurnEvidence:
+def _turn_evidence(turn: Turn) -> LazyEvidence:
     """The turn's tool results and runtime deliveries (what a real answer would carry), and its task."""
     results: list[Any] = [i.text for i in turn.inputs if not i.human]
     for step in turn.steps:
@@ -175,7 +184,7 @@ def _turn_evidence(turn: Turn) -> TurnEvidence:
             results.extend(v for v in (call.output, call.error) if v is not None)
     trigger = turn.trigger or {}
     task = [str(v) for v in trigger.values() if isinstance(v, str)] + [i.text for i in turn.inputs]
-    return TurnEvidence.collect(results, "\n".join(task))
+    return LazyEvidence(results, "\n".join(task))  # `TurnEvidence.collect`, as far as it is asked
 
 
 def _trigger_label(turn: Turn) -> str:

@@ -164,7 +164,64 @@ class TurnEvidence:
             terms.update(words(lowered))
             if len(values) < MAX_EVIDENCE_VALUES and _CJK.search(lowered) and 1 < len(lowered) <= 40:
                 values.append(lowered)
-        return cls(frozenset(terms), tuple(values), frozenset(words(task[:MAX_EVIDENCE_CHARS].lower())))
+        return cls(frozenset(terms), tuple(values), task_words(task))
+
+    def holds_term(self, tokens: list[str]) -> bool:
+        """Some of `tokens` is a word of the turn's results."""
+        terms = self.terms
+        return any(t in terms for t in tokens)
+
+    def holds_value(self, lowered: str) -> bool:
+        """Some (CJK) string value of the turn's results is inside `lowered`."""
+        return any(v in lowered for v in self.values)
+
+
+def task_words(task: str) -> frozenset[str]:
+    return frozenset(words(task[:MAX_EVIDENCE_CHARS].lower()))
+
+
+class LazyEvidence:
+    """`TurnEvidence.collect(results, task)`, worked out only as far as the judgement asks: the
+    task's words when first asked; the results' strings, lower-cased, when a word is looked up,
+    and their words only when one of the words looked up is inside one of them (a word of a
+    string is a substring of it); their CJK values only for a reply that holds a CJK character
+    (each value holds one). `tests/eve/test_fast_paths.py` compares the verdicts with
+    `TurnEvidence`'s."""
+
+    def __init__(self, results: list[Any], task: str) -> None:
+        self._results = results
+        self._task = task
+        self._task_words: frozenset[str] | None = None
+        self._lowered: list[str] | None = None
+        self._full: TurnEvidence | None = None
+
+    @property
+    def task(self) -> frozenset[str]:
+        if self._task_words is None:
+            self._task_words = task_words(self._task)
+        return self._task_words
+
+    def holds_term(self, tokens: list[str]) -> bool:
+        lowered = self._lowered
+        if lowered is None:
+            strings: list[str] = []
+            budget = MAX_EVIDENCE_CHARS
+            for value in self._results:  # `TurnEvidence.collect`'s walk
+                budget = _strings(value, strings, budget)
+                if budget <= 0:
+                    break
+            lowered = self._lowered = [s.lower() for s in strings]
+        if not any(t in s for t in tokens for s in lowered):
+            return False
+        return self._evidence().holds_term(tokens)
+
+    def holds_value(self, lowered: str) -> bool:
+        return bool(_CJK.search(lowered)) and self._evidence().holds_value(lowered)
+
+    def _evidence(self) -> TurnEvidence:
+        if self._full is None:
+            self._full = TurnEvidence.collect(self._results, self._task)
+        return self._full
 
 
 def _strings(value: Any, out: list[str], budget: int) -> int:
@@ -205,6 +262,7 @@ class FillerVerdict:
 
 
 NO_EVIDENCE = TurnEvidence()
+Evidence = TurnEvidence | LazyEvidence  # what the judgement asks: `task`, `holds_term`, `holds_value`
 
 
 def may_be_filler(text: str | None) -> bool:
@@ -215,11 +273,15 @@ def may_be_filler(text: str | None) -> bool:
     return bool(body) and len(body) < MAX_CHARS and not _DATA.search(body)
 
 
-def filler_kind(text: str | None, evidence: TurnEvidence = NO_EVIDENCE) -> FillerVerdict | None:
+def filler_kind(text: str | None, evidence: Evidence = NO_EVIDENCE) -> FillerVerdict | None:
     """The kind of filler `text` is, or None for a real (or empty, or long) answer."""
     if text is None or not may_be_filler(text):
         return None
-    body = js_trim(text)
+    return judge(js_trim(text), evidence)
+
+
+def judge(body: str, evidence: Evidence) -> FillerVerdict | None:
+    """`filler_kind` of a reply `body`, trimmed, that `may_be_filler`."""
     lowered = body.lower().replace("\u2019", "'")
     tokens = words(lowered)
     if tokens and len(tokens) <= 2 and all(t in evidence.task for t in tokens):
@@ -235,7 +297,8 @@ def filler_kind(text: str | None, evidence: TurnEvidence = NO_EVIDENCE) -> Fille
         start += 1
     tokens = tokens[start:]
     # Words the reply shares with its task name the topic; on their own they deliver nothing.
-    own = [t for t in tokens if t not in evidence.task or t in PROCESS or t in SELF]
+    task = evidence.task
+    own = [t for t in tokens if t not in task or t in PROCESS or t in SELF]
     content = [t for t in own if t not in FUNCTION]
     if _cjk_process(lowered) or _process_only(content, own, restates=len(own) < len(tokens)):
         return FillerVerdict("self-narration", body)
@@ -267,16 +330,19 @@ def _is_acknowledgement(lowered: str) -> bool:
     return bool(pieces) and all(p in ACKNOWLEDGEMENTS for p in pieces if p) and any(pieces)
 
 
-def _delivers(lowered: str, tokens: list[str], evidence: TurnEvidence) -> bool:
+def _delivers(lowered: str, tokens: list[str], evidence: Evidence) -> bool:
     """A word from the turn's results, an assertion, or one of the turn's (CJK) values."""
+    looked_up = []
     for t in tokens:
         if t in ASSERTION:
             return True
-        if t not in FUNCTION and t not in PROCESS and t in evidence.terms:
-            return True
+        if t not in FUNCTION and t not in PROCESS:
+            looked_up.append(t)
+    if looked_up and evidence.holds_term(looked_up):
+        return True
     if any(a in lowered for a in CJK_ASSERTION):
         return True
-    return any(v in lowered for v in evidence.values)
+    return evidence.holds_value(lowered)
 
 
 def _cjk_process(lowered: str) -> bool:

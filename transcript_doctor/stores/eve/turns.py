@@ -9,12 +9,14 @@ Line numbers are 1-based lines of the stream file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 TERMINAL_FINISH = frozenset({"stop", "end_turn"})
+_LINE = attrgetter("line")
 
 
-@dataclass
+@dataclass(slots=True)
 class Problem:
     """A record the reader could not use (reported as an F-rule finding)."""
 
@@ -24,7 +26,7 @@ class Problem:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Input:
     """A message that reached the agent: a person's message or a runtime delivery."""
 
@@ -34,7 +36,7 @@ class Input:
     human: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     id: str
     name: str
@@ -46,7 +48,7 @@ class Call:
     error: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Failure:
     """A recorded error: `step.failed`/`turn.failed`/`session.failed` or a failed v27 settle."""
 
@@ -59,7 +61,7 @@ class Failure:
     details: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Reply:
     """One complete assistant text: `message.completed` (v<=26) or `content.completed` (v27)."""
 
@@ -79,7 +81,7 @@ class Reply:
         return self.text is None
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     key: str  # stepIndex (v<=26) or run id (v27)
     turn: str
@@ -130,7 +132,7 @@ class Step:
         return self.status == "completed"
 
 
-@dataclass
+@dataclass(slots=True)
 class ContextOp:
     """A compaction or a clear of the model history."""
 
@@ -181,7 +183,7 @@ class Turn:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Stream:
     version: str  # "<=26" | "27"
     session_id: str | None = None
@@ -197,7 +199,11 @@ class Stream:
 
     def all_failures(self) -> list[Failure]:
         out = list(self.failures)
-        for turn in self.turns:
-            out.extend(turn.failures)
-            out.extend(s.error for s in turn.steps if s.error is not None)
-        return sorted(out, key=lambda f: f.line)
+        for turn in self.turns:  # loops, not a generator per turn: most turns hold no failure
+            if turn.failures:
+                out.extend(turn.failures)
+            for step in turn.steps:
+                if step.error is not None:
+                    out.append(step.error)
+        out.sort(key=_LINE)
+        return out
