@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from transcript_doctor.model import Loc
 from transcript_doctor.stores.opencode import completion
-from transcript_doctor.stores.opencode.reader import OcPart, _decode_row, _part, _row_data
+from transcript_doctor.stores.opencode.reader import OcPart, _decode_row, _part, _row_data, _text
 
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5)),
@@ -74,3 +74,63 @@ def test_one_pass_evidence_matches_the_separate_tests(info: dict, parts: list[di
     assert ev.reasoning_activity == any(p.get("type") == "reasoning" for p in parts)
     assert ev.cost == completion.known_number(info.get("cost"))
     assert ev.turns == 1
+
+
+ROW_IDS = st.one_of(st.sampled_from(["a", "b", "c"]), st.integers(0, 2), st.none())
+DEEP = b'{"k": ' + b"[" * 250 + b"]" * 250 + b"}"  # valid JSON nested deeper than the reader-boundary rule allows
+MESSAGE_CELLS = st.one_of(st.just(b'{"role": "user"}'), st.just(DEEP), CELLS)  # mostly readable: their parts are read
+ROW_CELLS = st.one_of(st.just(DEEP), SPECIAL, CELLS)  # the special shapes (deep, surrogates, refused JSON) often
+
+
+def _reference(conn: object) -> tuple[list[tuple], list[tuple]]:
+    """What `read_session` must give for session "s": the rows its queries select (SQLite orders
+    and casts them), read with `_row_data` (the general path) one by one."""
+    readable, problems, parts = {}, [], {}
+    for mid, raw in conn.execute("SELECT id, CAST(data AS BLOB) FROM message ORDER BY time_created, id"):
+        info, problem = _row_data(raw, mid)
+        if info is None:
+            problems.append(("message", _text(mid), problem))
+            continue
+        readable[mid] = {**info, "id": mid, "sessionID": "s"}
+    for pid, mid, raw in conn.execute("SELECT id, message_id, CAST(data AS BLOB) FROM part ORDER BY message_id, id"):
+        if mid not in readable:
+            continue
+        data, problem = _row_data(raw, pid)
+        if data is None:
+            problems.append(("part", _text(pid), problem))
+            continue
+        parts.setdefault(mid, []).append((pid, {**data, "id": pid, "sessionID": "s", "messageID": mid}))
+    messages = [(mid, info, parts.get(mid, [])) for mid, info in readable.items()]
+    return messages, problems
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), st.integers(0, 3), MESSAGE_CELLS), max_size=4,
+                unique_by=lambda r: r[0]),
+       st.lists(st.tuples(ROW_IDS, st.sampled_from(["m1", "m2", "m3"]), ROW_CELLS), max_size=6))
+def test_the_inline_read_loops_read_as_row_data_reads(rows_m: list[tuple], rows_p: list[tuple]) -> None:
+    import sqlite3
+
+    from transcript_doctor.stores.opencode.reader import DbReader, SessionRow
+
+    rows_p = list({(r[0], r[1]): r for r in rows_p if r[0] is not None}.values())  # (id, message) unique, ids not NULL
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE message (id, session_id, time_created, data)")
+    conn.execute("CREATE TABLE part (id, message_id, session_id, data)")
+    conn.executemany("INSERT INTO message VALUES (?, 's', ?, ?)", [(m, o, _cell(raw)) for m, o, raw in rows_m])
+    conn.executemany("INSERT INTO part VALUES (?, ?, 's', ?)", [(p, m, _cell(raw)) for p, m, raw in rows_p])
+    session = DbReader(conn, ":memory:").read_session(SessionRow("s", None, None, None))
+    got_messages = [(m.id, m.info, [(p.id, p.data) for p in m.parts]) for m in session.messages]
+    for m in session.messages:
+        assert all(p.loc == Loc(row=p.id, table="part") and p.message_id == m.id for p in m.parts)
+        assert all(p.type == (p.data["type"] if isinstance(p.data.get("type"), str) else "") for p in m.parts)
+    got_problems = [(p.table, p.row, p.detail) for p in session.problems]
+    want_messages, want_problems = _reference(conn)
+    assert got_messages == want_messages
+    assert sorted(got_problems, key=repr) == sorted(want_problems, key=repr)
+
+
+def _cell(raw: object) -> object:
+    if isinstance(raw, int) and not -(2**63) <= raw < 2**63:
+        return str(raw)  # SQLite stores 64-bit integers; a larger one is stored as its text here
+    return bytes(raw) if isinstance(raw, memoryview) else raw

@@ -213,10 +213,19 @@ class DbReader:
         sid = session.id
         messages = session.messages
         by_id: dict[str, OcMessage] = {}
+        shallow = _SHALLOW
         for mid, raw in self.conn.execute(
             f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
         ):
-            info = _shallow_object(raw, mid)
+            info = None  # `_shallow_object`, inline (the hot loop of a scan)
+            if raw.__class__ is bytes and mid.__class__ is str:
+                try:
+                    info = loads(raw)
+                except JSONDecodeError:
+                    pass
+                else:
+                    if info.__class__ is not dict or (len(raw) >= shallow and may_be_deep(raw)):
+                        info = None
             if info is None:
                 info, problem = _general_row(raw, mid)
                 if info is None:
@@ -238,12 +247,23 @@ class DbReader:
         )
         sid = session.id
         current: OcMessage | None = None
+        parts: list[OcPart] = []
+        new, part_class, loc_class, shallow = _new, OcPart, Loc, _SHALLOW
         for pid, mid, raw in self.conn.execute(sql, (sid,)):
-            msg = current if current is not None and current.id == mid else by_id.get(mid)
-            if msg is None:
-                continue  # its message row was unreadable (already reported)
-            current = msg
-            data = _shallow_object(raw, pid)
+            if current is None or current.id != mid:
+                current = by_id.get(mid)
+                if current is None:
+                    continue  # its message row was unreadable (already reported)
+                parts = current.parts
+            data = None  # `_shallow_object`, inline (the hot loop of a scan)
+            if raw.__class__ is bytes and pid.__class__ is str:
+                try:
+                    data = loads(raw)
+                except JSONDecodeError:
+                    pass
+                else:
+                    if data.__class__ is not dict or (len(raw) >= shallow and may_be_deep(raw)):
+                        data = None
             if data is None:
                 data, problem = _general_row(raw, pid)
                 if data is None:
@@ -253,7 +273,13 @@ class DbReader:
             data["sessionID"] = sid
             data["messageID"] = mid
             kind = data.get("type")
-            msg.parts.append(_part(pid, mid, data, Loc(None, None, pid, PART_TABLE), kind if kind.__class__ is str else ""))
+            part = new(part_class)  # `_part`, inline
+            loc = new(loc_class)  # `Loc(None, None, pid, PART_TABLE)`, without the call of its `__init__`
+            loc.line = loc.end_line = None
+            loc.row, loc.table = pid, PART_TABLE
+            part.id, part.message_id, part.data, part.loc = pid, mid, data, loc
+            part.type = kind if kind.__class__ is str else ""
+            parts.append(part)
 
 
 def _shallow_object(raw: Any, rid: Any) -> dict[str, Any] | None:
