@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 from transcript_doctor.model import TdocError
 from transcript_doctor.stores.eve import reader
 from transcript_doctor.stores.eve.builder import Builder
-from transcript_doctor.stores.eve.reader import _Reader, read_stream
+from transcript_doctor.stores.eve.reader import read_stream
 from transcript_doctor.stores.eve.turns import Step
+
+from .eve.support import read_by_feed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "eve"
 LINES = {p.name: p.read_bytes().splitlines() for p in sorted(FIXTURES.glob("*.ndjson"))}
@@ -33,13 +35,7 @@ ODD = [
 
 
 def _general(path: Path) -> object:
-    reader = _Reader()
-    offset = 0
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            reader.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
-            offset += len(raw)
-    stream = reader.finish()
+    stream = read_by_feed(path)
     if stream.events == 0 and stream.duplicates == 0:
         return "unreadable"
     return stream

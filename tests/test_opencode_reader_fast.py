@@ -1,8 +1,10 @@
 """The OpenCode reader's inline paths are pinned to the general ones.
 
 `_row_data` (the inline orjson parse of a `data` cell, and the row's id test) must accept exactly
-the rows `_decode_row` accepts, with the same value, and refuse the rest for the same reason; `_part` must build the `OcPart` the dataclass builds;
-`message_evidence`'s one pass over the parts must agree with `finish_reason` and the activity tests.
+the rows `_decode_row` accepts, with the same value, and refuse the rest for the same reason; the
+reader's row loops must read a database as `_row_data` reads its rows one by one, and build the
+`OcMessage`s and `OcPart`s the dataclasses build; `message_evidence`'s one pass over the parts must
+agree with `finish_reason` and the activity tests.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 
 from transcript_doctor.model import Loc
 from transcript_doctor.stores.opencode import completion
-from transcript_doctor.stores.opencode.reader import OcPart, _decode_row, _part, _row_data, _text
+from transcript_doctor.stores.opencode.reader import OcMessage, OcPart, _decode_row, _row_data, _text
 
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5)),
@@ -43,14 +45,6 @@ def test_inline_parse_accepts_what_the_general_path_accepts(raw: object, rid: ob
         assert _row_data(raw, rid) == (None, "id is not text")
     else:
         assert _row_data(raw, rid) == (value, None)
-
-
-def test_inline_part_equals_the_dataclass_part() -> None:
-    data = {"type": "tool", "id": "prt_1"}
-    loc = Loc(row="prt_1", table="part")
-    assert _part("prt_1", "msg_1", data, loc, "tool") == OcPart("prt_1", "msg_1", data, loc)
-    untyped = {"type": 7}
-    assert _part("p", "m", untyped, loc, "") == OcPart("p", "m", untyped, loc)
 
 
 PART = st.fixed_dictionaries({}, optional={
@@ -121,9 +115,9 @@ def test_the_inline_read_loops_read_as_row_data_reads(rows_m: list[tuple], rows_
     conn.executemany("INSERT INTO part VALUES (?, ?, 's', ?)", [(p, m, _cell(raw)) for p, m, raw in rows_p])
     session = DbReader(conn, ":memory:").read_session(SessionRow("s", None, None, None))
     got_messages = [(m.id, m.info, [(p.id, p.data) for p in m.parts]) for m in session.messages]
-    for m in session.messages:
-        assert all(p.loc == Loc(row=p.id, table="part") and p.message_id == m.id for p in m.parts)
-        assert all(p.type == (p.data["type"] if isinstance(p.data.get("type"), str) else "") for p in m.parts)
+    for m in session.messages:  # each message and part the one the dataclass builds (`role`/`type` rules included)
+        assert m == OcMessage(m.id, "s", m.info, m.parts, Loc(row=m.id, table="message"))
+        assert all(p == OcPart(p.id, m.id, p.data, Loc(row=p.id, table="part")) for p in m.parts)
     got_problems = [(p.table, p.row, p.detail) for p in session.problems]
     want_messages, want_problems = _reference(conn)
     assert got_messages == want_messages

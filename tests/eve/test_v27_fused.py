@@ -21,9 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transcript_doctor.stores.eve.builder import Builder
-from transcript_doctor.stores.eve.reader import _Reader, read_stream
+from transcript_doctor.stores.eve.reader import read_stream
 from transcript_doctor.stores.eve.v27 import V27Decoder
 from transcript_doctor.stores.eve.v27_fused import fused
+
+from .support import read_by_feed
 
 FUSED = sorted(fused(V27Decoder(Builder("27"))))
 KINDS = FUSED + ["turn.started", "content.delta", "call.started", "session.ended"]
@@ -83,16 +85,6 @@ def lines(draw: st.DrawFn) -> bytes:
     return b"".join(orjson.dumps(r) + b"\n" for r in records)
 
 
-def _general(path: Path) -> object:
-    reader = _Reader()
-    offset = 0
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            reader.feed(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
-            offset += len(raw)
-    return reader.finish()
-
-
 # A commit that starts a run, so that the facts after it meet an open step of a known turn.
 HEAD = (b'{"at":"x","facts":[{"type":"turn.started","scope":{"turnId":"t1"}},'
         b'{"type":"model.requested","scope":{"turnId":"t1","runId":"r1"}}]}\n')  # fmt: skip
@@ -103,7 +95,7 @@ HEAD = (b'{"at":"x","facts":[{"type":"turn.started","scope":{"turnId":"t1"}},'
 def test_fused_facts_read_as_the_reference_reads_them(tmp_path: Path, body: bytes) -> None:
     path = tmp_path / "stream.ndjson"
     path.write_bytes(HEAD + body)
-    assert read_stream(path) == _general(path)
+    assert read_stream(path) == read_by_feed(path)
 
 
 FACTS = {  # one usable fact of each fused kind, and a near miss of it
@@ -130,4 +122,4 @@ def test_each_fused_handler_reads_as_the_reference(tmp_path: Path, kind: str, ca
     body = HEAD + orjson.dumps({"facts": calls}) + b"\n" + orjson.dumps({"facts": [fact, fact]}) + b"\n"
     path = tmp_path / "stream.ndjson"
     path.write_bytes(body)
-    assert read_stream(path) == _general(path)
+    assert read_stream(path) == read_by_feed(path)

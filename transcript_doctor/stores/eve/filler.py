@@ -151,20 +151,18 @@ class TurnEvidence:
 
     @classmethod
     def collect(cls, results: Iterable[Any], task: str = "") -> TurnEvidence:
-        strings: list[str] = []
-        budget = MAX_EVIDENCE_CHARS
-        for value in results:
-            budget = _strings(value, strings, budget)
-            if budget <= 0:
-                break
+        return cls.from_lowered(lowered_strings(results), task_words(task))
+
+    @classmethod
+    def from_lowered(cls, strings: list[str], task: frozenset[str]) -> TurnEvidence:
+        """The evidence of results whose `lowered_strings` are `strings`, for a task of words `task`."""
         terms: set[str] = set()
         values: list[str] = []
-        for s in strings:
-            lowered = s.lower()
+        for lowered in strings:
             terms.update(words(lowered))
             if len(values) < MAX_EVIDENCE_VALUES and _CJK.search(lowered) and 1 < len(lowered) <= 40:
                 values.append(lowered)
-        return cls(frozenset(terms), tuple(values), task_words(task))
+        return cls(frozenset(terms), tuple(values), task)
 
     def holds_term(self, tokens: list[str]) -> bool:
         """Some of `tokens` is a word of the turn's results."""
@@ -178,6 +176,17 @@ class TurnEvidence:
 
 def task_words(task: str) -> frozenset[str]:
     return frozenset(words(task[:MAX_EVIDENCE_CHARS].lower()))
+
+
+def lowered_strings(results: Iterable[Any]) -> list[str]:
+    """The string values of `results` (walked in order, up to MAX_EVIDENCE_CHARS), lower-cased."""
+    strings: list[str] = []
+    budget = MAX_EVIDENCE_CHARS
+    for value in results:
+        budget = _strings(value, strings, budget)
+        if budget <= 0:
+            break
+    return [s.lower() for s in strings]
 
 
 class LazyEvidence:
@@ -202,15 +211,7 @@ class LazyEvidence:
         return self._task_words
 
     def holds_term(self, tokens: list[str]) -> bool:
-        lowered = self._lowered
-        if lowered is None:
-            strings: list[str] = []
-            budget = MAX_EVIDENCE_CHARS
-            for value in self._results:  # `TurnEvidence.collect`'s walk
-                budget = _strings(value, strings, budget)
-                if budget <= 0:
-                    break
-            lowered = self._lowered = [s.lower() for s in strings]
+        lowered = self._strings()
         if not any(t in s for t in tokens for s in lowered):
             return False
         return self._evidence().holds_term(tokens)
@@ -218,9 +219,14 @@ class LazyEvidence:
     def holds_value(self, lowered: str) -> bool:
         return bool(_CJK.search(lowered)) and self._evidence().holds_value(lowered)
 
+    def _strings(self) -> list[str]:
+        if self._lowered is None:
+            self._lowered = lowered_strings(self._results)
+        return self._lowered
+
     def _evidence(self) -> TurnEvidence:
         if self._full is None:
-            self._full = TurnEvidence.collect(self._results, self._task)
+            self._full = TurnEvidence.from_lowered(self._strings(), self.task)
         return self._full
 
 

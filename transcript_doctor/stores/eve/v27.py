@@ -15,6 +15,7 @@ from .builder import Builder
 from .events import GeneralPath, failure, input_text, is_human_kind, key_of, opt_str
 from .sniff import FACT_TYPES as FACT_TYPES  # the record types this decoder reads
 from .turns import Step
+from .v27_fused import FactHandler
 
 _HUMAN_DELIVERIES = ("delivery.consumed", "message.received")
 
@@ -23,7 +24,7 @@ class V27Decoder:
     def __init__(self, builder: Builder) -> None:
         self.b = builder
         self._began: set[int] = set()  # steps whose `model.started` was seen
-        self._handlers: dict[str, Callable[[dict[str, Any], str | None, str | None], object]] = {
+        self._handlers: dict[str, FactHandler] = {
             "session.started": self._session_started,
             "session.ended": self._session_ended,
             "turn.started": lambda d, t, r: self.b.start_turn(t, d.get("trigger")),
@@ -47,12 +48,12 @@ class V27Decoder:
     ) -> int:
         """Apply the rest of the stream, `number` lines (`offset` bytes) in; how many lines were
         applied here. The common line, a shallow commit whose `facts` is a list or a progress
-        record, is parsed and its facts applied inline (`v27_fused.read_lines`: `apply_facts` with
-        fused handlers); `reject(number, reason)` hears of its facts that cannot be used. Any
-        other line goes to `general` (the reader's `feed`)."""
+        record, is parsed in the loop and its facts applied by `apply_facts` with the fused handlers
+        (`v27_fused.read_lines`); `reject(number, reason)` hears of its facts that cannot be used.
+        Any other line goes to `general` (the reader's `feed`)."""
         return v27_fused.read_lines(self, lines, number, offset, general, reject)
 
-    def fused_handlers(self) -> dict[str, Callable[[dict[str, Any], str | None, str | None], object]]:
+    def fused_handlers(self) -> dict[str, FactHandler]:
         """The handler of each fact kind on the inline path: `v27_fused`'s where it has one."""
         return {**self._handlers, **v27_fused.fused(self)}
 
@@ -66,10 +67,13 @@ class V27Decoder:
             facts = [record.get("progress")]
         return self.apply_facts(facts)
 
-    def apply_facts(self, facts: Sequence[Any]) -> str | None:
-        """Apply a record's facts; a reason string when some cannot be used."""
+    def apply_facts(self, facts: Sequence[Any], handlers: dict[str, FactHandler] | None = None) -> str | None:
+        """Apply a record's facts (each with `handlers`' handler of its kind, the decoder's own by
+        default); a reason string when some cannot be used."""
         bad = 0
-        handlers, builder = self._handlers, self.b
+        builder = self.b
+        if handlers is None:
+            handlers = self._handlers
         for fact in facts:
             # A fact is an object with a string `type`, its `data` and `scope` objects or absent
             # (`dict_or_empty`, inline: once per fact); `opt_str`/`key_of` inline for the ids: the

@@ -1,8 +1,8 @@
-"""The v27 decoder's inline path: one loop over the lines and their facts, with fused handlers.
+"""The v27 decoder's inline path: one loop over the lines, and fused handlers for their facts.
 
 `read_lines` parses each line once and, for the common record (a shallow commit whose `facts` is a
-list, or a progress record), applies its facts in the loop itself: the ids every handler needs
-(`V27Decoder.apply_facts`' rule, inline), then a handler for the fact's kind. The handlers here
+list, or a progress record), has `V27Decoder.apply_facts` apply its facts with the handlers of
+`fused` (the ids every handler needs are `apply_facts`' own rule, one copy). The handlers here
 are the decoder's (`v27.py`, the reference) with their field checks and the builder's common case
 inline: JSON gives exact `str`, `dict` and `int` values, so types are tested by class. Kinds
 without one here use the decoder's own handler. `tests/eve/test_v27_fused.py` pins each handler
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ... import values
-from .events import SHALLOW, GeneralPath, failure, key_of
+from .events import SHALLOW, GeneralPath, failure
 
 if TYPE_CHECKING:
     from .v27 import V27Decoder
@@ -36,9 +36,8 @@ def read_lines(
     """`V27Decoder.read_lines`: the rest of the stream, `number` lines (`offset` bytes) in; how
     many lines were applied here. Any line but the common record goes to `general`."""
     loads, decode_error, may_be_deep = orjson.loads, orjson.JSONDecodeError, values.may_be_deep
-    b, handlers = decoder.b, decoder.fused_handlers()
-    step, other = b.step, b.other
-    inline = events = 0
+    b, handlers, apply_facts = decoder.b, decoder.fused_handlers(), decoder.apply_facts
+    inline = 0
     for raw in lines:
         number += 1
         try:
@@ -54,65 +53,14 @@ def read_lines(
                 facts = (record["progress"],)
         if facts.__class__ is not list and facts.__class__ is not tuple:
             general(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
-            offset += size
-            continue
+        else:
+            inline += 1
+            b.line, b._line_step, b._line_other = number, None, False  # `b.start_line(number)`
+            reason = apply_facts(facts, handlers)
+            if reason:
+                reject(number, reason)
         offset += size
-        inline += 1
-        b.line, b._line_step, b._line_other = number, None, False  # `b.start_line(number)`
-        bad = 0
-        for fact in facts:  # `apply_facts`, inline (its comments say why each test is so)
-            kind = fact.get("type") if fact.__class__ is dict else None
-            if kind.__class__ is not str:
-                bad += 1
-                continue
-            data = fact.get("data")
-            if data.__class__ is not dict:
-                if data is not None:
-                    bad += 1
-                    continue
-                data = {}
-            scope = fact.get("scope")
-            if scope.__class__ is dict:
-                turn = scope.get("turnId")
-                run = scope.get("runId")
-                if turn.__class__ is not str or not turn:
-                    turn = data.get("turnId")
-                    if turn.__class__ is not str:
-                        turn = None
-                if run.__class__ is not str or not run:
-                    run = _run_id(run, data)
-            elif scope is None:
-                turn = data.get("turnId")
-                if turn.__class__ is not str:
-                    turn = None
-                run = data.get("runId")
-                if run is not None and run.__class__ is not str:
-                    run = key_of(run)
-            else:
-                bad += 1
-                continue
-            handler = handlers.get(kind)
-            if handler is not None:
-                handler(data, turn, run)
-            elif run is not None:
-                step(turn, run)
-            else:
-                other()
-        events += len(facts) - bad
-        if bad:
-            reject(number, f"{bad} of {len(facts)} facts are not objects with a string `type`")
-    b.stream.events += events
     return inline
-
-
-def _run_id(scoped: Any, data: dict[str, Any]) -> str | None:
-    """`v27._run_id`: the scope's `runId` as a key when it makes one, else the data's."""
-    run = key_of(scoped) if scoped is not None else None
-    if not run:
-        run = data.get("runId")
-        if run is not None and run.__class__ is not str:
-            run = key_of(run)
-    return run
 
 
 def fused(decoder: V27Decoder) -> dict[str, FactHandler]:

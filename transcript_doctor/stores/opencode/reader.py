@@ -213,19 +213,10 @@ class DbReader:
         sid = session.id
         messages = session.messages
         by_id: dict[str, OcMessage] = {}
-        shallow = _SHALLOW
         for mid, raw in self.conn.execute(
             f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
         ):
-            info = None  # `_shallow_object`, inline (the hot loop of a scan)
-            if raw.__class__ is bytes and mid.__class__ is str:
-                try:
-                    info = loads(raw)
-                except JSONDecodeError:
-                    pass
-                else:
-                    if info.__class__ is not dict or (len(raw) >= shallow and may_be_deep(raw)):
-                        info = None
+            info = _shallow_object(raw, mid)
             if info is None:
                 info, problem = _general_row(raw, mid)
                 if info is None:
@@ -248,22 +239,14 @@ class DbReader:
         sid = session.id
         current: OcMessage | None = None
         parts: list[OcPart] = []
-        new, part_class, loc_class, shallow = _new, OcPart, Loc, _SHALLOW
+        new, part_class, loc_class = _new, OcPart, Loc
         for pid, mid, raw in self.conn.execute(sql, (sid,)):
             if current is None or current.id != mid:
                 current = by_id.get(mid)
                 if current is None:
                     continue  # its message row was unreadable (already reported)
                 parts = current.parts
-            data = None  # `_shallow_object`, inline (the hot loop of a scan)
-            if raw.__class__ is bytes and pid.__class__ is str:
-                try:
-                    data = loads(raw)
-                except JSONDecodeError:
-                    pass
-                else:
-                    if data.__class__ is not dict or (len(raw) >= shallow and may_be_deep(raw)):
-                        data = None
+            data = _shallow_object(raw, pid)
             if data is None:
                 data, problem = _general_row(raw, pid)
                 if data is None:
@@ -273,7 +256,7 @@ class DbReader:
             data["sessionID"] = sid
             data["messageID"] = mid
             kind = data.get("type")
-            part = new(part_class)  # `_part`, inline
+            part = new(part_class)  # `OcPart(pid, mid, data, loc)` without `__init__` (pinned by tests/test_opencode_reader_fast.py)
             loc = new(loc_class)  # `Loc(None, None, pid, PART_TABLE)`, without the call of its `__init__`
             loc.line = loc.end_line = None
             loc.row, loc.table = pid, PART_TABLE
@@ -322,16 +305,8 @@ _new = object.__new__
 
 def _message(mid: str, sid: str, info: dict[str, Any], loc: Loc) -> OcMessage:
     """An `OcMessage` without the dataclass `__init__` and `__post_init__` (the reader's hot path);
-    equal to `OcMessage(mid, sid, info, [], loc)` (pinned by tests/opencode/test_reader_paths.py)."""
+    equal to `OcMessage(mid, sid, info, [], loc)` (pinned by tests/test_opencode_reader_fast.py)."""
     msg = _new(OcMessage)
     role = info.get("role")
     msg.id, msg.session_id, msg.info, msg.parts, msg.loc, msg.role = mid, sid, info, [], loc, role if role.__class__ is str else ""
     return msg
-
-
-def _part(pid: str, mid: str, data: dict[str, Any], loc: Loc, kind: str) -> OcPart:
-    """An `OcPart` without the dataclass `__init__` and `__post_init__` (the reader's hot path);
-    equal to `OcPart(pid, mid, data, loc)` (pinned by tests/test_opencode_reader_fast.py)."""
-    part = _new(OcPart)
-    part.id, part.message_id, part.data, part.loc, part.type = pid, mid, data, loc, kind
-    return part
