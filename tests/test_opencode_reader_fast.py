@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from transcript_doctor.model import Loc
@@ -85,7 +85,7 @@ def _reference(conn: object) -> tuple[list[tuple], list[tuple]]:
         if info is None:
             problems.append(("message", _text(mid), problem))
             continue
-        readable[mid] = {**info, "id": mid, "sessionID": "s"}
+        readable[mid] = info
     for pid, mid, raw in conn.execute("SELECT id, message_id, CAST(data AS BLOB) FROM part ORDER BY message_id, id"):
         if mid not in readable:
             continue
@@ -93,7 +93,7 @@ def _reference(conn: object) -> tuple[list[tuple], list[tuple]]:
         if data is None:
             problems.append(("part", _text(pid), problem))
             continue
-        parts.setdefault(mid, []).append((pid, {**data, "id": pid, "sessionID": "s", "messageID": mid}))
+        parts.setdefault(mid, []).append((pid, data))
     messages = [(mid, info, parts.get(mid, [])) for mid, info in readable.items()]
     return messages, problems
 
@@ -128,3 +128,31 @@ def _cell(raw: object) -> object:
     if isinstance(raw, int) and not -(2**63) <= raw < 2**63:
         return str(raw)  # SQLite stores 64-bit integers; a larger one is stored as its text here
     return bytes(raw) if isinstance(raw, memoryview) else raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["m", "M", "n"]), st.integers(0, 2)), max_size=4),
+       st.lists(st.tuples(st.sampled_from(["p", "P", "q"]), st.sampled_from(["m", "M", "n"])), max_size=6),
+       st.sampled_from(["", " COLLATE NOCASE", " COLLATE RTRIM"]))
+@example([("m", 0), ("M", 0)], [("p", "m"), ("P", "M"), ("p", "m")], " COLLATE NOCASE")  # m's parts not adjacent
+def test_the_readers_word_that_ids_are_unique_is_never_wrong(rows_m: list[tuple], rows_p: list[tuple],
+                                                             collate: str) -> None:
+    """`OcSession.ids_unique` lets the conversation skip its check for repeated ids: it must never
+    say True when ids repeat, whatever order the columns' collation gives the rows."""
+    import sqlite3
+
+    from transcript_doctor.stores.opencode.checks import _ids_repeat
+    from transcript_doctor.stores.opencode.reader import DbReader, SessionRow
+    from transcript_doctor.stores.opencode.runs import analyse
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE TABLE message (id TEXT{collate}, session_id, time_created, data)")
+    conn.execute(f"CREATE TABLE part (id TEXT{collate}, message_id TEXT{collate}, session_id, data)")
+    conn.executemany("INSERT INTO message VALUES (?, 's', ?, '{\"role\": \"user\"}')", rows_m)
+    conn.executemany("INSERT INTO part VALUES (?, ?, 's', '{\"type\": \"text\", \"text\": \"x\"}')", rows_p)
+    session = DbReader(conn, ":memory:").read_session(SessionRow("s", None, None, None))
+    view = analyse(session, False)
+    repeated = _ids_repeat(view, {m.id: m for m in session.messages})
+    assert not (session.ids_unique and repeated)
+    if not collate and not repeated:  # the plain case: the reader's word is what the conversation uses
+        assert session.ids_unique

@@ -110,7 +110,7 @@ class OpencodeEditor:
 def conversation(store: Any, view: SessionView) -> Conversation:
     """The request OpenCode would send, each message located at the OpenCode message behind it."""
     ctx = Context(store, view)
-    if _ids_repeat(view, ctx.by_id):
+    if not view.session.ids_unique and _ids_repeat(view, ctx.by_id):
         _relocate(ctx, view.projection.messages)
     return Conversation(store.display, store.format, view.session.id, view.projection.messages,
                         editor=OpencodeEditor(ctx), codes=SHARED_CODES)

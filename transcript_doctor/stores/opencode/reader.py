@@ -1,8 +1,10 @@
 """Read OpenCode sessions from `opencode.db` (SQLite) or from `opencode export` JSON.
 
 Both sources produce the same plain values: an `OcSession` holding its `OcMessage`s in replay
-order, each with its `OcPart`s in id order. `info` and `data` are the rehydrated MessageV2 /
-Part objects (`id`, `sessionID`, `messageID` put back as OpenCode does).
+order, each with its `OcPart`s in id order. `info` and `data` are the MessageV2 / Part objects
+as stored; the ids OpenCode adds back when it hydrates a row (`id`, `sessionID`, `messageID`) are
+the `id` / `session_id` / `message_id` fields beside them, which is where tdoc reads them (a
+database row's `data` is left without them: nothing reads them there, and a scan is cheaper).
 
 Database rules (docs/opencode.md §1): columns are selected defensively (they vary by
 version), messages are ordered by `(time_created, id)`, parts by id, and a part belongs to the
@@ -38,17 +40,38 @@ _UNDECODABLE = "Could not decode to UTF-8"  # sqlite3's error for TEXT that `str
 REQUIRED = {MESSAGE_TABLE: ("id", "session_id", "data"), PART_TABLE: ("id", "message_id", "data")}
 
 
-@dataclass(slots=True)
 class OcPart:
-    id: str
-    message_id: str
-    data: dict[str, Any]
-    loc: Loc = field(default_factory=Loc)
-    type: str = field(init=False)
+    """One part: its ids, its `data` and `type` (`data["type"]` when it is text, else ""), and where
+    it lives (`loc`). `loc` None: its row of the part table, built when first asked for (most
+    parts are never located: only a finding about one is)."""
 
-    def __post_init__(self) -> None:
-        t = self.data.get("type")
+    __slots__ = ("id", "message_id", "data", "type", "_loc")
+
+    def __init__(self, id: str, message_id: str, data: dict[str, Any], loc: Loc | None = None) -> None:
+        self.id = id
+        self.message_id = message_id
+        self.data = data
+        t = data.get("type")
         self.type = t if isinstance(t, str) else ""
+        self._loc = loc
+
+    @property
+    def loc(self) -> Loc:
+        loc = self._loc
+        if loc is None:
+            loc = self._loc = Loc(None, None, self.id, PART_TABLE)
+        return loc
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not OcPart:
+            return NotImplemented
+        return (self.id, self.message_id, self.data, self.type, self.loc) == (
+            other.id, other.message_id, other.data, other.type, other.loc)  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"OcPart(id={self.id!r}, message_id={self.message_id!r}, type={self.type!r}, loc={self.loc!r})"
 
 
 @dataclass(slots=True)
@@ -83,6 +106,9 @@ class OcSession:
     parent_id: str | None = None
     messages: list[OcMessage] = field(default_factory=list)
     problems: list[RecordProblem] = field(default_factory=list)
+    # True: the reader saw that no two messages, and no two parts of one message, share an id
+    # (it read them in strictly ascending id order). False: not known; whoever needs it checks.
+    ids_unique: bool = False
 
 
 # --------------------------------------------------------------------------- decoding
@@ -198,7 +224,9 @@ class DbReader:
     def _read(self, row: SessionRow) -> OcSession:
         session = OcSession(row.id, row.title, row.parent_id)
         try:
-            self._attach_parts(session, self._read_messages(session))
+            by_id = self._read_messages(session)
+            ascending = self._attach_parts(session, by_id)
+            session.ids_unique = ascending and len(by_id) == len(session.messages)
         except sqlite3.OperationalError as exc:
             if self.conn.text_factory is str and str(exc).startswith(_UNDECODABLE):
                 raise  # `read_session` reads the session again, as `decode_text` reads text
@@ -222,14 +250,14 @@ class DbReader:
                 if info is None:
                     session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
                     continue
-            info["id"] = mid  # rehydrate as OpenCode does
-            info["sessionID"] = sid
             msg = _message(mid, sid, info, Loc(None, None, mid, MESSAGE_TABLE))
             messages.append(msg)
             by_id[mid] = msg
         return by_id
 
-    def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
+    def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> bool:
+        """Each readable part appended to its message; True when the parts came in strictly
+        ascending (message id, part id) order (then no message holds a part id twice)."""
         # A part belongs to the message its message_id names (as OpenCode hydrates it), whatever
         # its own session_id says; the (message_id, id) index serves this as well as part.session_id.
         sql = (
@@ -239,30 +267,32 @@ class DbReader:
         sid = session.id
         current: OcMessage | None = None
         parts: list[OcPart] = []
-        new, part_class, loc_class = _new, OcPart, Loc
+        new, part_class = _new, OcPart
+        ascending, last_mid, last_pid = True, "", ""  # ids read are text: `_shallow_object`/`_general_row`
         for pid, mid, raw in self.conn.execute(sql, (sid,)):
             if current is None or current.id != mid:
                 current = by_id.get(mid)
                 if current is None:
                     continue  # its message row was unreadable (already reported)
                 parts = current.parts
+                if mid <= last_mid:  # SQLite's order is not Python's (a collation), or ids repeat
+                    ascending = False
+                last_mid, last_pid = mid, ""
             data = _shallow_object(raw, pid)
             if data is None:
                 data, problem = _general_row(raw, pid)
                 if data is None:
                     session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem))
                     continue
-            data["id"] = pid
-            data["sessionID"] = sid
-            data["messageID"] = mid
             kind = data.get("type")
-            part = new(part_class)  # `OcPart(pid, mid, data, loc)` without `__init__` (pinned by tests/test_opencode_reader_fast.py)
-            loc = new(loc_class)  # `Loc(None, None, pid, PART_TABLE)`, without the call of its `__init__`
-            loc.line = loc.end_line = None
-            loc.row, loc.table = pid, PART_TABLE
-            part.id, part.message_id, part.data, part.loc = pid, mid, data, loc
+            part = new(part_class)  # `OcPart(pid, mid, data)` without `__init__` (pinned by tests/test_opencode_reader_fast.py)
+            part.id, part.message_id, part.data, part._loc = pid, mid, data, None
             part.type = kind if kind.__class__ is str else ""
             parts.append(part)
+            if pid <= last_pid:
+                ascending = False
+            last_pid = pid
+        return ascending
 
 
 def _shallow_object(raw: Any, rid: Any) -> dict[str, Any] | None:
