@@ -156,3 +156,14 @@ def test_the_readers_word_that_ids_are_unique_is_never_wrong(rows_m: list[tuple]
     assert not (session.ids_unique and repeated)
     if not collate and not repeated:  # the plain case: the reader's word is what the conversation uses
         assert session.ids_unique
+
+
+@given(st.one_of(st.integers(-(2**70), 2**70), st.floats(), st.booleans(), st.none(), st.text(max_size=2),
+                 st.lists(st.integers(), max_size=1)))
+def test_known_number_takes_exactly_the_finite_numbers(value: object) -> None:
+    """The int fast path of `known_number` agrees with its definition: a finite int or float, never a bool."""
+    import math
+
+    finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    assert completion.known_number(value) == (value if finite else None)
+    assert completion.known_number(value) is (value if finite else None)

@@ -175,3 +175,79 @@ def test_a_projection_without_the_wire_shape_is_the_same_otherwise(session: OcSe
     assert (lean.first_position, lean.part_position) == (full.first_position, full.part_position)
     with pytest.raises(RuntimeError):
         lean.wire  # noqa: B018  (a replay of a lean projection would be a bug: it says so)
+
+
+INPUTS = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),
+              st.text(alphabet=st.sampled_from(["a", " ", "\x00", "\ud800", "\udc00", "é", "{", '"']), max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=2), inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+def _encoded_arguments(state: object) -> str | None:
+    """What the projection handed the rules before: any input that is not text, JSON-encoded."""
+    from transcript_doctor.encode import dumps
+
+    value = state.get("input") if isinstance(state, dict) else None
+    if value is None:
+        return None
+    return value if isinstance(value, str) else dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(INPUTS, min_size=1, max_size=3))
+@example(["{\"broken", {"k": "\x00\ud800"}, [1, "\udc00"]])
+def test_the_rules_say_of_an_input_what_they_say_of_its_encoding(inputs: list) -> None:
+    """A tool input that is not text reaches the rules as no arguments (OpenCode encodes it itself):
+    F507 and F508 must find exactly what they found in its JSON encoding."""
+    from unittest import mock
+
+    from transcript_doctor.rules.engine import check_conversation
+    from transcript_doctor.stores.opencode import projection
+
+    msg = OcMessage("m1", "s", {"role": "assistant", "time": {"created": 1, "completed": 2}}, loc=Loc(row="m1", table="message"))
+    for i, value in enumerate(inputs):
+        state = {"status": "completed", "input": value, "output": "ok"}
+        msg.parts.append(OcPart(f"p{i}", "m1", {"type": "tool", "callID": f"c{i}", "tool": "bash", "state": state}))
+
+    def findings() -> list:
+        session = OcSession("s", messages=[copy.deepcopy(msg)])
+        conversation = checks.conversation(STORE, analyse(session, False))
+        return [(f.code, f.message, f.row) for f in check_conversation(conversation, {"F507", "F508"})]
+
+    now = findings()
+    with mock.patch.object(projection, "_arguments", _encoded_arguments):
+        before = findings()
+    assert now == before
+    # F508 where the text is broken JSON, or the value holds what orjson cannot read back from its encoding
+    assert any(code == "F508" for code, _, _ in now) == any(
+        _is_broken(v) if isinstance(v, str) else _unreadable_encoding(v) for v in inputs)
+
+
+def _unreadable_encoding(value: object) -> bool:
+    """Whether orjson refuses to read back the JSON encoding of `value` (a lone surrogate escaped,
+    for one): what F508 reports of a non-text input."""
+    import orjson
+
+    from transcript_doctor.encode import dumps
+
+    try:
+        orjson.loads(dumps(value))
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+def _is_broken(text: str) -> bool:
+    import orjson
+
+    from transcript_doctor.text import is_blank
+
+    if is_blank(text):
+        return False
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return True
+    return False

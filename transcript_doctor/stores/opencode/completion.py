@@ -47,7 +47,9 @@ CODES = {EMPTY_RETRY_SAFE: "T401", EMPTY_WITH_WORK: "T402", NOT_FINAL: "T403"}
 def known_number(value: Any) -> float | None:
     """A finite number, or None (unknown). Booleans are not numbers."""
     kind = value.__class__
-    if kind is not int and kind is not float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+    if kind is int:  # the common case; an int is always finite
+        return value
+    if kind is not float and (isinstance(value, bool) or not isinstance(value, (int, float))):
         return None
     return value if math.isfinite(value) else None
 
@@ -82,9 +84,11 @@ def visible_text(parts: list[dict[str, Any]]) -> str:
     """The text of the parts `is_visible_text_part` keeps (one loop: it is read for every run)."""
     texts = []
     for p in parts:
+        if p.get("type") != "text":  # the cheap test first: most parts are not text
+            continue
         text = p.get("text")
-        if (isinstance(text, str) and p.get("type") == "text" and p.get("synthetic") is not True
-                and p.get("ignored") is not True and not is_placeholder(text)):
+        if (isinstance(text, str) and p.get("synthetic") is not True and p.get("ignored") is not True
+                and not is_placeholder(text)):
             texts.append(text)
     return "".join(texts)
 

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from ...encode import dumps
-from ...model import Message, Part, ToolCall
+from ...model import Loc, Message, Part, ToolCall
 from .reader import OcMessage, OcPart
 
+_new = object.__new__
 COMPACTION_PROMPT = "What did we do so far?"
 SUBTASK_PROMPT = "The following tool was executed by the user"
 CLEARED_OUTPUT = "[Old tool result content cleared]"
@@ -177,10 +180,20 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
     mid = msg.id
     if content is not None:
         out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
-    out.messages.append(Message(role, parts, calls, None, False, msg.loc, position,
-                                {"message_id": mid, "part_ids": part_ids, "part_of": part_of},
-                                {"message_id": mid}))
+    out.messages.append(_message(role, parts, calls, None, False, msg.loc, position,
+                                 {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, {"message_id": mid}))
     return position
+
+
+def _message(role: str, parts: list[Part], calls: list[ToolCall], call_id: str | None, is_error: bool, loc: Loc,
+             position: int, extra: dict[str, Any], evidence: dict[str, Any]) -> Message:
+    """`Message(role, parts, calls, call_id, is_error, loc, position, extra, evidence)` without the
+    type call of its constructor (one per request message: a Python call costs a third of it).
+    Every field is set, as `Value`'s equality reads them all."""
+    m = _new(Message)
+    m.role, m.parts, m.tool_calls, m.tool_call_id, m.is_error = role, parts, calls, call_id, is_error
+    m.loc, m.position, m.extra, m.evidence = loc, position, extra, evidence
+    return m
 
 
 def _user(out: Projection, msg: OcMessage) -> None:
@@ -241,10 +254,20 @@ def _tool_output(out: Projection, msg: OcMessage, p: OcPart) -> tuple[str, bool,
 
 
 def _arguments(state: Any) -> str | None:
+    """The call's arguments as the shared rules read them: the input when it is stored as text, and
+    the JSON encoding of any other input that orjson cannot encode (a lone surrogate, an integer
+    beyond 64 bits: `encode.dumps` then escapes it). None for the rest: orjson's encoding of it is
+    valid JSON with no NUL or surrogate in its text, so F507 and F508 could find nothing in it, and
+    a scan neither keeps the text nor parses it again (`tests/opencode/test_scan_paths.py` checks
+    that the rules say the same as they do of the encoding)."""
     value = state.get("input") if isinstance(state, dict) else None
-    if value is None:
-        return None
-    return value if isinstance(value, str) else dumps(value)  # escaped JSON when orjson refuses (lone surrogates)
+    if value is None or value.__class__ is str:
+        return value
+    try:
+        orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError):
+        return dumps(value)
+    return None
 
 
 def _assistant(out: Projection, msg: OcMessage, same_model: bool) -> None:
@@ -281,15 +304,16 @@ def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool)
             text = d.get("text")
             if not isinstance(text, str):
                 text = ""
-            ids.append(p.id)
-            part_of.append(p.id)
+            pid = p.id
+            ids.append(pid)
+            part_of.append(pid)
             if kind == "text":
-                parts.append(_located("text", text, p))
+                parts.append(Part("text", text, False, p.loc, {"part_id": pid}))  # `_located`, written out: the hot path
                 if wire is not None:
                     wire.append({"type": "text", "text": text})
             else:
                 signed = same_model and is_signed(d)
-                parts.append(_located("reasoning", text, p, signed))
+                parts.append(Part("reasoning", text, signed, p.loc, {"part_id": pid}))
                 if wire is not None:
                     wire.append({"type": "reasoning", "text": text, "signed": signed})
             continue
@@ -338,7 +362,8 @@ def _tool_results(out: Projection, msg: OcMessage, position: int,
         out._wire.append({"role": "tool", "content": content, "origin": {"message": mid, "parts": [p.id for p, _, _ in results]}})
     loc = msg.loc
     for p, call, (text, err, placeholder) in results:
-        ids = [p.id]
-        out.messages.append(Message(
-            "tool", [_located("text", text, p)], [], call.id, err, loc, position + 1,
+        pid = p.id
+        ids = [pid]
+        out.messages.append(_message(
+            "tool", [Part("text", text, False, p.loc, {"part_id": pid})], [], call.id, err, loc, position + 1,
             {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, {"message_id": mid}))

@@ -59,7 +59,9 @@ class OcPart:
     def loc(self) -> Loc:
         loc = self._loc
         if loc is None:
-            loc = self._loc = Loc(None, None, self.id, PART_TABLE)
+            loc = self._loc = _new(Loc)  # `Loc(None, None, self.id, PART_TABLE)` without its `__init__` call
+            loc.line = loc.end_line = None
+            loc.row, loc.table = self.id, PART_TABLE
         return loc
 
     def __eq__(self, other: object) -> bool:
