@@ -1,0 +1,66 @@
+"""`bench/bench_instructions.py` without valgrind: its measured workloads run, and it reads callgrind's total.
+
+The figures themselves are never asserted (they belong to the machine); what is pinned here is that
+the process valgrind measures does the work it names, and leaves `quick_check` out only when told.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from transcript_doctor.fixes import sqlite
+
+ROOT = Path(__file__).resolve().parent.parent
+DB = ROOT / "fixtures" / "opencode" / "opencode.db"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_instructions", ROOT / "bench" / "bench_instructions.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    # Recorded first, so whatever the bench patches is put back after the test.
+    monkeypatch.setattr(sqlite.IntegrityCheck, "start", sqlite.IntegrityCheck.start)
+    monkeypatch.setattr(sqlite.IntegrityCheck, "problems", sqlite.IntegrityCheck.problems)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    return _bench()
+
+
+def test_the_total_is_the_totals_line() -> None:
+    text = "version: 1\nevents: Ir\nsummary: 1234\nfn=(1) main\n1 5\ntotals: 1234\n"
+    assert _bench().callgrind_total(text) == 1234
+    assert _bench().callgrind_total("events: Ir\nsummary: 7\n") is None
+
+
+@pytest.mark.parametrize("mode", ["scan", "floor", "warm-up"])
+def test_each_measured_mode_runs_its_work(bench: ModuleType, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = bench._workloads
+
+    def counted(kind: str, path: Path) -> tuple:
+        run_scan, floor = real(kind, path)
+        return (lambda: calls.append("scan") or run_scan()), (lambda: calls.append("floor") or floor())
+
+    monkeypatch.setattr(bench, "_workloads", counted)
+    bench.child("opencode", mode, DB, 2, quick_check=True)
+    extra = {"scan": ["scan", "scan"], "floor": ["floor", "floor"], "warm-up": []}[mode]
+    assert calls == ["scan", "floor", *extra]
+
+
+def test_quick_check_is_left_out_only_when_asked(bench: ModuleType) -> None:
+    original = sqlite.IntegrityCheck.problems
+    bench.child("opencode", "warm-up", DB, 1, quick_check=True)
+    assert sqlite.IntegrityCheck.problems is original
+    bench.child("opencode", "warm-up", DB, 1, quick_check=False)
+    assert sqlite.IntegrityCheck.problems is not original
+    assert sqlite.IntegrityCheck.problems(object(), None, False) == []
