@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from transcript_doctor.model import Loc
 from transcript_doctor.stores.opencode import completion
+from transcript_doctor.stores.opencode.completion import Evidence
 from transcript_doctor.stores.opencode.reader import OcMessage, OcPart, _decode_row, _row_data, _text
 
 JSON_VALUES = st.recursive(
@@ -68,6 +69,31 @@ def test_one_pass_evidence_matches_the_separate_tests(info: dict, parts: list[di
     assert ev.reasoning_activity == any(p.get("type") == "reasoning" for p in parts)
     assert ev.cost == completion.known_number(info.get("cost"))
     assert ev.turns == 1
+
+
+COUNT = st.one_of(st.integers(-(2**70), 2**70), st.floats(), st.booleans(), st.none(), st.text(max_size=2))
+TOKENS = st.one_of(st.none(), st.integers(), st.fixed_dictionaries({}, optional={
+    "input": COUNT, "output": COUNT, "reasoning": COUNT,
+    "cache": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"read": COUNT, "write": COUNT})),
+}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(TOKENS, st.lists(PART, max_size=3))
+@example({"input": 1, "output": 2, "reasoning": 0, "cache": {"read": 3, "write": True}}, [])  # one bool among ints
+def test_token_counts_are_the_known_number_of_each_field(tokens: object, parts: list[dict]) -> None:
+    """`_tokens`'s all-ints short cut gives what `known_number` gives field by field, and the
+    evidence built without the named tuple's `__new__` equals the one built through it."""
+    info = {} if tokens is None else {"tokens": tokens}
+    cache = tokens.get("cache") if isinstance(tokens, dict) else None
+    fields = [(tokens if isinstance(tokens, dict) else {}).get(k) for k in ("input", "output", "reasoning")]
+    fields += [(cache if isinstance(cache, dict) else {}).get(k) for k in ("read", "write")]
+    expected = tuple(completion.known_number(v) for v in fields)
+    got = completion._tokens(info)
+    assert got == expected and all(a is b for a, b in zip(got, expected))
+    ev = completion.message_evidence(info, parts)
+    assert type(ev) is Evidence
+    assert ev == Evidence(*ev) and ev.tokens is ev[0] and ev.turns == 1
 
 
 ROW_IDS = st.one_of(st.sampled_from(["a", "b", "c"]), st.integers(0, 2), st.none())
