@@ -45,6 +45,8 @@ None recorded verbatim; vLLM rejects such a request with a JSON parse error.
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
     for msg in view.messages:
+        if not msg.tool_calls:  # most messages: no `enumerate` object to build
+            continue
         for index, call in enumerate(msg.tool_calls):
             error = arguments_error(call.arguments)
             if error:

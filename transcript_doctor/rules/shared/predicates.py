@@ -32,7 +32,10 @@ def is_vacuous(msg: Message, *, empty_parts_vacuous: bool = True) -> bool:
         return False
     if not msg.parts:
         return empty_parts_vacuous
-    return all(part_is_vacuous(p) for p in msg.parts)
+    for part in msg.parts:  # (a loop, not `all()` over a generator: this runs for every assistant message)
+        if not part_is_vacuous(part):
+            return False
+    return True
 
 
 def is_placeholder_result(msg: Message) -> bool:

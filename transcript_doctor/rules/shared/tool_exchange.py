@@ -41,7 +41,8 @@ def analyse(messages: list[Message]) -> ToolExchange:
     calls: dict[str, _CallSite] = {}
     for i, msg in enumerate(messages):
         if msg.role == "assistant":
-            _register_calls(msg, i, calls, out)
+            if msg.tool_calls:  # half of the assistant messages carry none
+                _register_calls(msg, i, calls, out)
         elif msg.role == "tool":
             _match_result(messages, msg, i, calls, out)
     for hit in _unanswered(messages):

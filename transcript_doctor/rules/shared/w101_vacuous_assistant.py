@@ -66,7 +66,8 @@ of the step goes (a stray `content.part` makes v1 resume throw) and a legacy com
 def check(view: ConversationView) -> Iterator[Hit]:
     empty_vacuous = view.conversation.empty_parts_vacuous
     for msg in view.messages:
-        if msg.role == "assistant" and is_vacuous(msg, empty_parts_vacuous=empty_vacuous):  # role: the cheap test first
+        # role and calls: the cheap tests of `is_vacuous` first, without a call for most messages
+        if msg.role == "assistant" and not msg.tool_calls and is_vacuous(msg, empty_parts_vacuous=empty_vacuous):
             kinds = [p.kind for p in msg.parts]
             detail = "has no content" if not kinds else "has only empty " + "/".join(sorted(set(kinds))) + " parts"
             yield Hit(

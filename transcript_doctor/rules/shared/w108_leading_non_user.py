@@ -51,9 +51,10 @@ Unsafe: the fix deletes every message before the first user message, and the mod
 
 @conversation_check(RULE)
 def check(view: ConversationView) -> Iterator[Hit]:
-    body = [m for m in view.messages if m.role not in ("system", "developer")]
-    if not body or body[0].role == "user":
+    first = next((m for m in view.messages if m.role not in ("system", "developer")), None)
+    if first is None or first.role == "user":  # the common case, found without a walk of the history
         return
+    body = [m for m in view.messages if m.role not in ("system", "developer")]
     before = next((k for k, m in enumerate(body) if m.role == "user"), len(body))
     yield Hit(
         body[0],
