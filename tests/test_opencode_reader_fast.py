@@ -83,7 +83,8 @@ TOKENS = st.one_of(st.none(), st.integers(), st.fixed_dictionaries({}, optional=
 @example({"input": 1, "output": 2, "reasoning": 0, "cache": {"read": 3, "write": True}}, [])  # one bool among ints
 def test_token_counts_are_the_known_number_of_each_field(tokens: object, parts: list[dict]) -> None:
     """`_tokens`'s all-ints short cut gives what `known_number` gives field by field, and the
-    evidence built without the named tuple's `__new__` equals the one built through it."""
+    evidence built without the named tuple's `__new__` equals the one its constructor builds
+    from the separate definitions of each field."""
     info = {} if tokens is None else {"tokens": tokens}
     cache = tokens.get("cache") if isinstance(tokens, dict) else None
     fields = [(tokens if isinstance(tokens, dict) else {}).get(k) for k in ("input", "output", "reasoning")]
@@ -93,7 +94,8 @@ def test_token_counts_are_the_known_number_of_each_field(tokens: object, parts: 
     assert got == expected and all(a is b for a, b in zip(got, expected))
     ev = completion.message_evidence(info, parts)
     assert type(ev) is Evidence
-    assert ev == Evidence(*ev) and ev.tokens is ev[0] and ev.turns == 1
+    assert ev == Evidence(expected, None, completion.finish_reason(info, parts),
+                          any(p.get("type") == "tool" for p in parts), any(p.get("type") == "reasoning" for p in parts), 1)
 
 
 ROW_IDS = st.one_of(st.sampled_from(["a", "b", "c"]), st.integers(0, 2), st.none())

@@ -29,10 +29,9 @@ from typing import Any
 import orjson
 
 from ...encode import dumps
-from ...model import Loc, Message, Part, ToolCall
+from ...model import Message, Part, ToolCall
 from .reader import OcMessage, OcPart
 
-_new = object.__new__
 COMPACTION_PROMPT = "What did we do so far?"
 SUBTASK_PROMPT = "The following tool was executed by the user"
 CLEARED_OUTPUT = "[Old tool result content cleared]"
@@ -180,20 +179,9 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
     mid = msg.id
     if content is not None:
         out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
-    out.messages.append(_message(role, parts, calls, None, False, msg.loc, position,
-                                 {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, {"message_id": mid}))
+    out.messages.append(Message(role, parts, calls, None, False, msg.loc, position,
+                                {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, {"message_id": mid}))
     return position
-
-
-def _message(role: str, parts: list[Part], calls: list[ToolCall], call_id: str | None, is_error: bool, loc: Loc,
-             position: int, extra: dict[str, Any], evidence: dict[str, Any]) -> Message:
-    """`Message(role, parts, calls, call_id, is_error, loc, position, extra, evidence)` without the
-    type call of its constructor (one per request message: a Python call costs a third of it).
-    Every field is set, as `Value`'s equality reads them all."""
-    m = _new(Message)
-    m.role, m.parts, m.tool_calls, m.tool_call_id, m.is_error = role, parts, calls, call_id, is_error
-    m.loc, m.position, m.extra, m.evidence = loc, position, extra, evidence
-    return m
 
 
 def _user(out: Projection, msg: OcMessage) -> None:
@@ -265,7 +253,7 @@ def _arguments(state: Any) -> str | None:
         return value
     try:
         orjson.dumps(value)
-    except (orjson.JSONEncodeError, TypeError):
+    except orjson.JSONEncodeError:
         return dumps(value)
     return None
 
@@ -364,6 +352,6 @@ def _tool_results(out: Projection, msg: OcMessage, position: int,
     for p, call, (text, err, placeholder) in results:
         pid = p.id
         ids = [pid]
-        out.messages.append(_message(
+        out.messages.append(Message(
             "tool", [Part("text", text, False, p.loc, {"part_id": pid})], [], call.id, err, loc, position + 1,
             {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, {"message_id": mid}))
