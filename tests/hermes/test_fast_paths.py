@@ -6,7 +6,8 @@
 * `rows_from_batch` takes the plain path per cached signature, as `row_from_values` does;
 * `_plain_tool_calls` keeps a parse that `_parse_tool_calls` reports nothing about, and sends the
   rest down the checked path;
-* `to_message` takes string content without `content_parts`;
+* `to_message` takes string content without `content_parts`, and it and `tool_call` build their
+  objects slot by slot (compared with the constructors' objects);
 * `build` computes each row's content once and builds the message dict only when asked
   (`Entry.wire`), with the dropped rows in the order the two-phase build gave them.
 
@@ -23,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_hermes_reader_fast import cells as reader_cells
-from transcript_doctor.model import Loc, Message, Part
+from transcript_doctor.encode import dumps
+from transcript_doctor.model import Loc, Message, Part, ToolCall
 from transcript_doctor.stores.hermes.content import (
     EMPTY_RESPONSE_SENTINEL,
     LEAKED_SENTINEL_PREFIX_RE,
@@ -310,3 +312,43 @@ def test_build_labelled_fencing_and_harness_shapes() -> None:
     assert [(e.row.id, e.wire, e.message) for e in entries] == expected
     assert [(d.row.id, d.reason) for d in dropped] == [(d.row.id, d.reason) for d in expected_dropped]
     assert entries[0].content == "hello" and entries[1].content == ""
+
+
+def _reference_call(item: Any) -> ToolCall:
+    """`tool_call` through the constructor."""
+    if not isinstance(item, dict):
+        return ToolCall(id="")
+    fn = item.get("function") if isinstance(item.get("function"), dict) else {}
+    args = fn.get("arguments")
+    if args is not None and not isinstance(args, str):
+        args = dumps(args)
+    call_id = item.get("id") or item.get("call_id") or ""
+    name = fn.get("name") or item.get("name") or ""
+    return ToolCall(str(call_id), str(name), args)
+
+
+SCALARS = st.one_of(st.none(), st.just(""), st.text(max_size=3), st.integers(-2, 2), st.booleans())
+CALL_ITEMS = st.one_of(
+    SCALARS,
+    st.fixed_dictionaries({}, optional={
+        "id": SCALARS, "call_id": SCALARS, "name": SCALARS, "type": SCALARS,
+        "function": st.one_of(SCALARS, st.fixed_dictionaries({}, optional={
+            "name": SCALARS, "arguments": st.one_of(SCALARS, st.dictionaries(st.text(max_size=2), SCALARS, max_size=2)),
+        })),
+    }),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(CALL_ITEMS)
+def test_tool_call_matches_the_constructor(item: Any) -> None:
+    got = tool_call(item)
+    assert got == _reference_call(item)
+    assert ToolCall(*got.fields()) == got  # every slot filled
+
+
+def test_tool_call_labelled() -> None:
+    item = {"id": 7, "function": {"name": "bash", "arguments": {"cmd": "ls"}}}
+    assert tool_call(item) == ToolCall("7", "bash", '{"cmd":"ls"}', None)
+    assert tool_call({"call_id": "c", "name": "n"}) == ToolCall("c", "n", None)
+    assert tool_call("junk") == ToolCall("")

@@ -16,14 +16,6 @@ from .support import Hit, describe, intent
 
 
 @dataclass
-class _CallSite:
-    index: int  # index in the messages of the assistant message carrying the call
-    name: str
-    position: int | None = None
-    answered_by: int | None = None  # index of the tool message that answers it
-
-
-@dataclass
 class ToolExchange:
     """The hits of the pairing pass, by kind of break, in request order."""
 
@@ -37,36 +29,44 @@ class ToolExchange:
 
 
 def analyse(messages: list[Message]) -> ToolExchange:
+    """The hits of one pass in request order. A call is registered where it is issued (`issued`:
+    call id -> index of its assistant message) and answered by the first tool message that names
+    it (`answered`: call id -> index of that tool message); the tool messages right after an
+    assistant message are looked at when it is reached, for the calls they leave unanswered."""
     out = ToolExchange()
-    calls: dict[str, _CallSite] = {}
+    issued: dict[str, int] = {}
+    answered: dict[str, int] = {}
+    reported: set[str] = set()  # call ids already reported unanswered
     for i, msg in enumerate(messages):
-        if msg.role == "assistant":
+        role = msg.role
+        if role == "assistant":
             if msg.tool_calls:  # half of the assistant messages carry none
-                _register_calls(msg, i, calls, out)
-        elif msg.role == "tool":
-            _match_result(messages, msg, i, calls, out)
-    for hit in _unanswered(messages):
-        out.add("unanswered-call", hit)
+                _register_calls(messages, msg, i, issued, out)
+                _unanswered(messages, msg, i, reported, out)
+        elif role == "tool":
+            _match_result(messages, msg, i, issued, answered, out)
     return out
 
 
-def _register_calls(msg: Message, i: int, calls: dict[str, _CallSite], out: ToolExchange) -> None:
+def _register_calls(messages: list[Message], msg: Message, i: int, issued: dict[str, int], out: ToolExchange) -> None:
     for k, call in enumerate(msg.tool_calls):
-        if call.id in calls:
-            first = calls[call.id]
-            out.add("reused-call-id", Hit(
-                msg,
-                f"{describe(msg)} reuses tool call id {call.id!r} (first issued at position {first.position})",
-                {"tool_call_id": call.id, "call_index": k, "tool_name": call.name, "first_position": first.position},
-                edit=intent("drop_call", msg, k),
-            ))
+        first = issued.get(call.id)
+        if first is None:
+            issued[call.id] = i
             continue
-        calls[call.id] = _CallSite(i, call.name, msg.position)
+        position = messages[first].position
+        out.add("reused-call-id", Hit(
+            msg,
+            f"{describe(msg)} reuses tool call id {call.id!r} (first issued at position {position})",
+            {"tool_call_id": call.id, "call_index": k, "tool_name": call.name, "first_position": position},
+            edit=intent("drop_call", msg, k),
+        ))
 
 
-def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str, _CallSite], out: ToolExchange) -> None:
+def _match_result(messages: list[Message], msg: Message, i: int, issued: dict[str, int], answered: dict[str, int],
+                  out: ToolExchange) -> None:
     call_id = msg.tool_call_id or ""
-    site = calls.get(call_id)
+    site = issued.get(call_id)
     if site is None:
         out.add("orphan-result", Hit(
             msg,
@@ -75,60 +75,58 @@ def _match_result(messages: list[Message], msg: Message, i: int, calls: dict[str
             edit=intent("remove_message", msg),
         ))
         return
-    if site.answered_by is not None:
-        _second_result(messages, msg, i, site, out)
+    earlier = answered.get(call_id)
+    if earlier is not None:
+        answered[call_id] = _second_result(messages, msg, i, earlier, out)
         return
-    site.answered_by = i
-    if i == site.index + 1:  # the result right after its call (the common case)
+    answered[call_id] = i
+    if i == site + 1:  # the result right after its call (the common case)
         return
-    between = [m for m in messages[site.index + 1 : i] if m.role != "tool"]
+    between = [m for m in messages[site + 1 : i] if m.role != "tool"]
     if between:
         out.add("displaced-result", Hit(
             msg,
             f"tool result for {call_id!r} is separated from its call by {len(between)} non-tool message(s)",
-            {"tool_call_id": call_id, "call_position": site.position, "separating_roles": [m.role for m in between]},
+            {"tool_call_id": call_id, "call_position": messages[site].position,
+             "separating_roles": [m.role for m in between]},
         ))
 
 
-def _second_result(messages: list[Message], msg: Message, i: int, site: _CallSite, out: ToolExchange) -> None:
-    """A second result: a real one replaces an "interrupted" placeholder, else the later copy goes."""
+def _second_result(messages: list[Message], msg: Message, i: int, answered_by: int, out: ToolExchange) -> int:
+    """A second result: a real one replaces an "interrupted" placeholder, else the later copy goes.
+    Returns the index of the result kept."""
     call_id = msg.tool_call_id or ""
-    earlier = messages[site.answered_by] if site.answered_by is not None else msg
+    earlier = messages[answered_by]
     replaces = is_placeholder_result(earlier) and not is_placeholder_result(msg)
-    target, kept = (earlier, i) if replaces else (msg, site.answered_by)
-    kept_position = messages[kept].position if kept is not None else None
+    target, kept = (earlier, i) if replaces else (msg, answered_by)
+    kept_position = messages[kept].position
     out.add("second-result", Hit(
         target,
         f"second tool result for call {call_id!r}; the one at request position {kept_position} is kept",
         {"tool_call_id": call_id, "kept_position": kept_position, "dropped_placeholder": target is earlier},
         edit=intent("remove_message", target),
     ))
-    site.answered_by = kept
+    return kept
 
 
-def _unanswered(messages: list[Message]) -> list[Hit]:
-    """A call with no result among the tool messages that directly follow it."""
-    hits: list[Hit] = []
-    seen: set[str] = set()
-    for i, msg in enumerate(messages):
-        if msg.role != "assistant" or not msg.tool_calls:
+def _unanswered(messages: list[Message], msg: Message, i: int, reported: set[str], out: ToolExchange) -> None:
+    """The calls of `msg` (at `i`) with no result among the tool messages that directly follow it."""
+    j = i + 1
+    n = len(messages)
+    following: set[str] = set()
+    while j < n and messages[j].role == "tool":
+        following.add(messages[j].tool_call_id or "")
+        j += 1
+    for call in msg.tool_calls:
+        if call.id in following or call.id in reported:
             continue
-        j = i + 1
-        answered: set[str] = set()
-        while j < len(messages) and messages[j].role == "tool":
-            answered.add(messages[j].tool_call_id or "")
-            j += 1
-        trailing = j >= len(messages)
-        for call in msg.tool_calls:
-            if call.id in answered or call.id in seen:
-                continue
-            seen.add(call.id)
-            where = "at the end of the history" if trailing else f"before the next {messages[j].role} message"
-            hits.append(Hit(
-                msg,
-                f"tool call {call.id!r} ({call.name or 'unnamed'}) in {describe(msg)} has no result {where}",
-                {"tool_call_id": call.id, "tool_name": call.name, "where": "trailing" if trailing else "mid-history",
-                 "next_role": None if trailing else messages[j].role},
-                edit=intent("answer_call", msg, call),
-            ))
-    return hits
+        reported.add(call.id)
+        trailing = j >= n
+        where = "at the end of the history" if trailing else f"before the next {messages[j].role} message"
+        out.add("unanswered-call", Hit(
+            msg,
+            f"tool call {call.id!r} ({call.name or 'unnamed'}) in {describe(msg)} has no result {where}",
+            {"tool_call_id": call.id, "tool_name": call.name, "where": "trailing" if trailing else "mid-history",
+             "next_role": None if trailing else messages[j].role},
+            edit=intent("answer_call", msg, call),
+        ))

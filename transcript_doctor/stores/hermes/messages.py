@@ -124,6 +124,14 @@ def reasoning_parts(row: Row) -> list[Part]:
     return parts
 
 
+# The hot path of a scan builds these objects slot by slot: a call of a Python class's constructor
+# costs about twice as much as `__new__` and the assignments (the interpreter does not inline
+# `__init__`). tests/hermes/test_fast_paths.py compares what it builds with the constructors'.
+_new_message = Message.__new__
+_new_part = Part.__new__
+_new_call = ToolCall.__new__
+
+
 def tool_call(item: Any) -> ToolCall:
     """The shared-model call of one parsed `tool_calls` item."""
     if not isinstance(item, dict):
@@ -136,8 +144,12 @@ def tool_call(item: Any) -> ToolCall:
         args = dumps(args)  # orjson, or escaped JSON for values orjson refuses (lone surrogates)
     call_id = item.get("id") or item.get("call_id") or ""
     name = fn.get("name") or item.get("name") or ""
-    return ToolCall(call_id if call_id.__class__ is str else str(call_id), name if name.__class__ is str else str(name),
-                    args)
+    call = _new_call(ToolCall)  # `ToolCall(call_id, name, args)`, slot by slot (see `to_message`)
+    call.id = call_id if call_id.__class__ is str else str(call_id)
+    call.name = name if name.__class__ is str else str(name)
+    call.arguments = args
+    call.state = None
+    return call
 
 
 def is_placeholder_text(text: str) -> bool:
@@ -150,12 +162,21 @@ def is_placeholder_text(text: str) -> bool:
 
 def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
     """The shared-model message of a row Hermes sends (`content`: its `wire_content`);
-    `extra["row"]` keeps the row."""
+    `extra["row"]` keeps the row. Built slot by slot (the fields of `Message(...)`)."""
     role = row.role
     if row.api_content is not None:
         content = row.api_content
     if content.__class__ is str:
-        parts = [Part("text", content)] if content else []
+        if content:
+            part = _new_part(Part)
+            part.kind = "text"
+            part.text = content
+            part.signed = False
+            part.source = None
+            part.evidence = {}
+            parts = [part]
+        else:
+            parts = []
     else:
         parts = content_parts(content)
     if role == "assistant" and (row.reasoning_content or row.reasoning or row.reasoning_details is not None
@@ -165,5 +186,14 @@ def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
     if role == "tool":  # the visible text: string content is its only text part
         text = content if content.__class__ is str else "".join(p.text for p in parts if p.kind == "text")
         extra["placeholder"] = is_placeholder_text(text)
-    calls = list(map(tool_call, row.tool_calls)) if row.tool_calls else []
-    return Message(role, parts, calls, row.tool_call_id if role == "tool" else None, False, loc, position, extra)
+    message = _new_message(Message)
+    message.role = role
+    message.parts = parts
+    message.tool_calls = list(map(tool_call, row.tool_calls)) if row.tool_calls else []
+    message.tool_call_id = row.tool_call_id if role == "tool" else None
+    message.is_error = False
+    message.loc = loc
+    message.position = position
+    message.extra = extra
+    message.evidence = {}
+    return message

@@ -88,6 +88,7 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
     entries: list[Entry] = []
     append = entries.append
     new = Entry.__new__
+    new_loc = Loc.__new__
     skip_reply = False
     position = REQUEST_OFFSET
     for row in rows:
@@ -128,8 +129,14 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
         entry = new(Entry)
         entry.row = row
         entry.content = content
-        entry.message = to_message(row, content, position,
-                                   Loc(row.line) if export else Loc(None, None, row.id, "messages"))
+        if export:
+            loc = Loc(row.line)
+        else:  # `Loc(None, None, row.id, "messages")`, slot by slot
+            loc = new_loc(Loc)
+            loc.line = loc.end_line = None
+            loc.row = row.id
+            loc.table = "messages"
+        entry.message = to_message(row, content, position, loc)
         entry._wire = None
         append(entry)
         position += 1
