@@ -101,6 +101,61 @@ class Message(Value):
         return "".join(p.text for p in self.parts if p.kind == "text")
 
 
+# Readers build these four by the thousand. Calling a Python class costs about twice what `__new__`
+# and the slot assignments cost (CPython 3.11 does not inline `__init__`), so the hot paths use
+# the functions below: each is its constructor with every field given, and builds an object equal
+# to the constructor's (tests/test_model_builders.py).
+_new = object.__new__
+
+
+def make_loc(line: int | None, end_line: int | None, row: int | str | None, table: str | None) -> Loc:
+    """`Loc(line, end_line, row, table)`."""
+    loc = _new(Loc)
+    loc.line = line
+    loc.end_line = end_line
+    loc.row = row
+    loc.table = table
+    return loc
+
+
+def make_part(kind: str, text: str, signed: bool, source: Loc | None, evidence: dict[str, Any]) -> Part:
+    """`Part(kind, text, signed, source, evidence)`."""
+    part = _new(Part)
+    part.kind = kind
+    part.text = text
+    part.signed = signed
+    part.source = source
+    part.evidence = evidence
+    return part
+
+
+def make_call(id: str, name: str, arguments: str | None, state: str | None) -> ToolCall:
+    """`ToolCall(id, name, arguments, state)`."""
+    call = _new(ToolCall)
+    call.id = id
+    call.name = name
+    call.arguments = arguments
+    call.state = state
+    return call
+
+
+def make_message(role: str, parts: list[Part], tool_calls: list[ToolCall], tool_call_id: str | None,
+                 is_error: bool, loc: Loc, position: int | None, extra: dict[str, Any],
+                 evidence: dict[str, Any]) -> Message:  # fmt: skip
+    """`Message(role, parts, tool_calls, tool_call_id, is_error, loc, position, extra, evidence)`."""
+    msg = _new(Message)
+    msg.role = role
+    msg.parts = parts
+    msg.tool_calls = tool_calls
+    msg.tool_call_id = tool_call_id
+    msg.is_error = is_error
+    msg.loc = loc
+    msg.position = position
+    msg.extra = extra
+    msg.evidence = evidence
+    return msg
+
+
 # --------------------------------------------------------------------------- findings
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from ...encode import dumps
-from ...model import Message, Part, ToolCall
+from ...model import Message, Part, ToolCall, make_call, make_message, make_part
 from .reader import OcMessage, OcPart
 
 COMPACTION_PROMPT = "What did we do so far?"
@@ -165,7 +165,7 @@ def _error_name(msg: OcMessage) -> Any:
 
 def _located(kind: str, text: str, p: OcPart, signed: bool = False) -> Part:
     """A shared-model part located at the OpenCode part behind it."""
-    return Part(kind, text, signed, p.loc, {"part_id": p.id})
+    return make_part(kind, text, signed, p.loc, {"part_id": p.id})
 
 
 def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]] | None, part_ids: list[str],
@@ -179,8 +179,8 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
     mid = msg.id
     if content is not None:
         out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
-    out.messages.append(Message(role, parts, calls, None, False, msg.loc, position,
-                                {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, {"message_id": mid}))
+    out.messages.append(make_message(role, parts, calls, None, False, msg.loc, position,
+                                     {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, {"message_id": mid}))
     return position
 
 
@@ -296,12 +296,12 @@ def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool)
             ids.append(pid)
             part_of.append(pid)
             if kind == "text":
-                parts.append(Part("text", text, False, p.loc, {"part_id": pid}))  # `_located`, written out: the hot path
+                parts.append(make_part("text", text, False, p.loc, {"part_id": pid}))  # `_located`, written out: the hot path
                 if wire is not None:
                     wire.append({"type": "text", "text": text})
             else:
                 signed = same_model and is_signed(d)
-                parts.append(Part("reasoning", text, signed, p.loc, {"part_id": pid}))
+                parts.append(make_part("reasoning", text, signed, p.loc, {"part_id": pid}))
                 if wire is not None:
                     wire.append({"type": "reasoning", "text": text, "signed": signed})
             continue
@@ -310,7 +310,7 @@ def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool)
             continue
         ids.append(p.id)
         state = d["state"]  # a tool part with a result has a state object
-        call = ToolCall(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
+        call = make_call(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
         if wire is not None:
             wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
         if _provider_executed(d):  # the provider ran it: its result travels inline
@@ -352,6 +352,6 @@ def _tool_results(out: Projection, msg: OcMessage, position: int,
     for p, call, (text, err, placeholder) in results:
         pid = p.id
         ids = [pid]
-        out.messages.append(Message(
-            "tool", [Part("text", text, False, p.loc, {"part_id": pid})], [], call.id, err, loc, position + 1,
+        out.messages.append(make_message(
+            "tool", [make_part("text", text, False, p.loc, {"part_id": pid})], [], call.id, err, loc, position + 1,
             {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, {"message_id": mid}))

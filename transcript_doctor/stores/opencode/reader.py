@@ -27,7 +27,7 @@ import orjson
 from ... import values
 from ...errors import sqlite_failure
 from ...fixes.sqlite import columns, decode_text, open_readonly, quote_ident, tables
-from ...model import Loc, TdocError
+from ...model import Loc, TdocError, make_loc
 from ...values import may_be_deep
 
 loads = orjson.loads
@@ -59,9 +59,7 @@ class OcPart:
     def loc(self) -> Loc:
         loc = self._loc
         if loc is None:
-            loc = self._loc = _new(Loc)  # `Loc(None, None, self.id, PART_TABLE)` without its `__init__` call
-            loc.line = loc.end_line = None
-            loc.row, loc.table = self.id, PART_TABLE
+            loc = self._loc = make_loc(None, None, self.id, PART_TABLE)
         return loc
 
     def __eq__(self, other: object) -> bool:
@@ -252,7 +250,7 @@ class DbReader:
                 if info is None:
                     session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
                     continue
-            msg = _message(mid, sid, info, Loc(None, None, mid, MESSAGE_TABLE))
+            msg = _message(mid, sid, info, make_loc(None, None, mid, MESSAGE_TABLE))
             messages.append(msg)
             by_id[mid] = msg
         return by_id
