@@ -204,9 +204,12 @@ def test_a_closed_stdout_exits_quietly_with_the_commands_code(tmp_path: Path, ar
 
 # Runs `tdoc` with the scan of one input held inside a worker: the worker opens a FIFO (named by
 # TDOC_TEST_HOLD) for reading and blocks there until the test opens its other end. The inputs
-# themselves are ordinary files (a FIFO named as an input is refused, never opened).
+# themselves are ordinary files (a FIFO named as an input is refused, never opened). With
+# TDOC_TEST_MAIN_BLOCKS_SIGINT set, the main thread blocks SIGINT before tdoc starts and a helper
+# thread started first does not: the kernel must then hand Ctrl-C to a thread other than the main
+# one, which is what it may do on its own on a busy machine.
 _HOLDING_DRIVER = """
-import os, sys
+import os, signal, sys, threading, time
 from transcript_doctor import parallel
 real = parallel.scan_one
 def held(path, display, config):
@@ -215,37 +218,117 @@ def held(path, display, config):
             fifo.read()
     return real(path, display, config)
 parallel.scan_one = held
+if os.environ.get("TDOC_TEST_MAIN_BLOCKS_SIGINT"):
+    import multiprocessing
+    parallel._context = lambda: multiprocessing.get_context("fork")  # workers that keep `held` (the helper only sleeps)
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 from transcript_doctor.cli import main
 sys.argv = ["tdoc", *sys.argv[1:]]
 main()
 """
+GUARD = 120  # seconds: a guard against a hang, never a timing assertion
 
 
-def test_ctrl_c_during_a_parallel_scan_exits_130_without_a_traceback(tmp_path: Path) -> None:
+def _held_scan(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], Path]:
+    """`tdoc scan held.jsonl other.jsonl -j 2` in a session of its own, once a worker holds an input."""
     fifo = tmp_path / "hold.fifo"
     os.mkfifo(fifo)  # a worker opening it blocks until this test opens the other end: the scan is running
     held = seed_case().write(tmp_path / "held.jsonl")
     other = seed_case().write(tmp_path / "other.jsonl")
     proc = subprocess.Popen([sys.executable, "-c", _HOLDING_DRIVER, "scan", str(held), str(other), "-j", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "TDOC_TEST_HOLD": str(fifo)},
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "TDOC_TEST_HOLD": str(fifo), **env},
                             start_new_session=True)  # fmt: skip
+    return proc, fifo
+
+
+def _open_when_held(proc: subprocess.Popen[str], fifo: Path) -> int | None:
+    """The FIFO's write end, opened once a worker has opened it for reading (None: it never did)."""
+    deadline = time.monotonic() + GUARD
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # succeeds once a worker reads it
+        except OSError:
+            time.sleep(0.05)
+    return None
+
+
+def _signal_state(pid: int) -> str:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "(no /proc status)"
+    return " ".join(line for line in status.splitlines() if line.startswith(("State", "SigBlk", "SigIgn", "SigCgt")))
+
+
+def _end_session(proc: subprocess.Popen[str], writer: int | None) -> None:
+    """Whatever happened: release the held worker and kill what is left of tdoc's session (its
+    workers too), so that no process outlives the test or keeps its pipe open."""
+    if writer is not None:
+        os.close(writer)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.communicate(timeout=GUARD)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@pytest.mark.parametrize("main_blocks_sigint", [False, True], ids=["any-thread", "not-the-main-thread"])
+def test_ctrl_c_during_a_parallel_scan_exits_130_without_a_traceback(tmp_path: Path, main_blocks_sigint: bool) -> None:
+    proc, fifo = _held_scan(tmp_path, **({"TDOC_TEST_MAIN_BLOCKS_SIGINT": "1"} if main_blocks_sigint else {}))
     writer = None
     try:
-        deadline = time.monotonic() + 120  # a guard against hanging, not a timing assertion
-        while writer is None and time.monotonic() < deadline and proc.poll() is None:
-            try:
-                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # succeeds once a worker reads it
-            except OSError:
-                time.sleep(0.05)
+        writer = _open_when_held(proc, fifo)
         assert writer is not None, "no worker opened the input"
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
-        _, stderr = proc.communicate(timeout=120)
+        try:
+            _, stderr = proc.communicate(timeout=GUARD)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"tdoc did not end after Ctrl-C: {_signal_state(proc.pid)}")
     finally:
-        if writer is not None:
-            os.close(writer)
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        _end_session(proc, writer)
     assert proc.returncode == 130
     assert "Traceback" not in stderr and "tdoc: interrupted" in stderr
+
+
+def _gone(pid: int) -> bool:
+    """Whether the process has ended (a zombie no one reaps counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def test_workers_end_when_tdoc_is_killed(tmp_path: Path) -> None:
+    """SIGKILL gives tdoc no chance to stop its workers: each one notices its parent is gone and ends,
+    instead of waiting on the pool's queue for ever."""
+    driver = (
+        "import os, sys, time\n"
+        "from transcript_doctor import parallel\n"
+        "pool = parallel._executor(2)\n"
+        "pids = {pool.submit(os.getpid).result() for _ in range(8)}\n"
+        "print(' '.join(map(str, sorted(pids))), flush=True)\n"
+        "time.sleep(3600)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", driver], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert workers and all(not _gone(pid) for pid in workers)
+        proc.kill()
+        proc.wait(timeout=GUARD)
+        deadline = time.monotonic() + GUARD
+        while time.monotonic() < deadline and not all(_gone(pid) for pid in workers):
+            time.sleep(0.1)
+        assert all(_gone(pid) for pid in workers), "a worker outlived tdoc"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.communicate(timeout=GUARD)

@@ -34,6 +34,8 @@ AUTO_MIN_BYTES = 16 * 1024 * 1024
 MAX_CHUNK = 32
 MAX_WORKER_DEATHS = 3
 WORKER_DIED = "internal error: the worker process scanning this input died"
+WAIT_SLICE = 0.25  # seconds: the longest a Ctrl-C waits to be seen while workers scan (`_result`)
+PARENT_POLL = 1.0  # seconds: how often a worker checks that tdoc, its parent, is still there
 
 
 class Progress(Protocol):
@@ -167,7 +169,7 @@ def _pool_round(
                 futures.append((chunk, _submit(pool, worker, [inputs[i] for i in chunk], config)))
             for chunk, future in futures:
                 try:
-                    for i, result in zip(chunk, future.result()):
+                    for i, result in zip(chunk, _result(future)):
                         results[i] = result
                 except BrokenProcessPool:
                     lost.extend(chunk)
@@ -208,7 +210,7 @@ def _isolate(
             for i, future in zip(pending, futures):
                 done += 1
                 try:
-                    results[i] = future.result()[0]
+                    results[i] = _result(future)[0]
                 except BrokenProcessPool:
                     results[i] = FileResult(path=inputs[i][1], format=None, error=WORKER_DIED)
                     deaths += 1
@@ -219,6 +221,21 @@ def _isolate(
     for i in pending:  # workers keep dying whatever they scan: the pool, not an input, is at fault
         results[i] = scan_one(*inputs[i], config)
         _advance(progress, [i], sizes)
+
+
+def _result(future: Future[list[FileResult]]) -> list[FileResult]:
+    """`future.result()`, waited for in slices of WAIT_SLICE seconds.
+
+    Ctrl-C reaches this process as a signal the kernel hands to any of its threads that does not
+    block it; when that is one of the pool's threads, a wait without a timeout in the main thread
+    is never interrupted, and the Python handler (KeyboardInterrupt) runs only when the main
+    thread next runs Python code. Waking every slice bounds that delay.
+    """
+    from concurrent.futures import wait
+
+    while not wait((future,), timeout=WAIT_SLICE).done:
+        pass
+    return future.result()
 
 
 def _advance(progress: Progress | None, indexes: list[int], sizes: Sequence[int]) -> None:
@@ -289,12 +306,25 @@ def _init_worker() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    parent = os.getppid()
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="tdoc-parent-watch", daemon=True).start()
     try:
         from .stores import kinds
 
         kinds()  # discover the store kinds once per worker
     except Exception:  # noqa: S110 - the same error reaches each input through scan_one
         pass
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker once its parent is gone (killed, say, with SIGKILL). An idle worker waits on
+    the pool's queue, whose pipe every worker holds open too, so it would never see the end of it
+    and would wait for ever."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)
 
 
 def _abandon(pool: ProcessPoolExecutor, futures: list[Future[list[FileResult]]]) -> None:
