@@ -189,12 +189,22 @@ class _CheckThread:
 
     def result(self) -> list[str] | None:
         """The problems found, or None when the thread could not check."""
-        self._thread.join()
+        self._join()
         return self._result
 
     def cancel(self) -> None:
-        self._ready.wait()
+        while not self._ready.wait(_WAIT_SLICE):
+            pass
         with self._closing:
             if self._conn is not None:
                 self._conn.interrupt()
-        self._thread.join()
+        self._join()
+
+    def _join(self) -> None:
+        """`Thread.join()` in slices: a Ctrl-C the kernel hands to this check's thread instead of
+        the main one would not interrupt a join without a timeout (see `parallel._result`)."""
+        while self._thread.is_alive():
+            self._thread.join(_WAIT_SLICE)
+
+
+_WAIT_SLICE = 0.25  # seconds
