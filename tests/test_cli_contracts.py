@@ -207,9 +207,12 @@ def test_a_closed_stdout_exits_quietly_with_the_commands_code(tmp_path: Path, ar
 # themselves are ordinary files (a FIFO named as an input is refused, never opened). With
 # TDOC_TEST_MAIN_BLOCKS_SIGINT set, the main thread blocks SIGINT before tdoc starts and a helper
 # thread started first does not: the kernel must then hand Ctrl-C to a thread other than the main
-# one, which is what it may do on its own on a busy machine.
+# one, which is what it may do on its own on a busy machine. The driver puts SIGINT's default
+# handler back first: a test run started in the background (`cmd &` in a script) inherits SIGINT
+# ignored, and so would tdoc, which keeps an ignored SIGINT ignored as every program does.
 _HOLDING_DRIVER = """
 import os, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's foreground job, whatever this test inherited
 from transcript_doctor import parallel
 real = parallel.scan_one
 def held(path, display, config):
