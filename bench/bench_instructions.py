@@ -3,6 +3,7 @@
     python bench/bench_instructions.py opencode [--messages 5000] [--db PATH] [--reps 3]
     python bench/bench_instructions.py hermes [--messages 10000] [--db PATH] [--reps 3]
     python bench/bench_instructions.py eve --stream PATH [--reps 3]
+    python bench/bench_instructions.py kimi [--journal PATH] [--mb 10] [--profile dense] [--reps 3]
     ... [--no-quick-check]   (SQLite stores: leave out F506's `PRAGMA quick_check`)
 
 Wall-clock ratios on a shared machine move by a third between identical runs, and by more between
@@ -12,7 +13,10 @@ that imports tdoc, runs the scan and the floor once each to warm up (imports, fi
 SQLite's page cache), then runs one of them `--reps` times; a third process does the warm-up only.
 Per run: (that process's total - the warm-up process's total) / reps. The floors are the wall-time
 benches' own: `bench_opencode.own_queries`, `bench_hermes.own_query` (tdoc's queries and an
-orjson parse of what they return) and `bench_eve._orjson_only` (an orjson parse of every line).
+orjson parse of what they return), `bench_eve._orjson_only` and `bench_kimi.parse_floor` (an
+orjson parse of every line). A kimi journal is built by `bench_kimi.build` unless `--journal`
+names one that exists (10 MB by default: the kimi target speaks of 100 MB, but a scan's work per
+megabyte is flat, and under valgrind 10 MB takes about a minute a process).
 
 Callgrind runs a process's threads one at a time and counts them all, so `quick_check` (on a
 thread of its own in a scan, where a second core pays for it) is counted in full; with
@@ -56,6 +60,13 @@ def _workloads(kind: str, path: Path) -> tuple[Callable[[], object], Callable[[]
         import bench_hermes
 
         return run_scan, lambda: bench_hermes.own_query(path)
+    if kind == "kimi":
+        import bench_kimi
+
+        from transcript_doctor.stores import kinds
+
+        bench_kimi.load_kimi_kind(kinds())  # (what the wall-time bench's in-process mode does)
+        return run_scan, lambda: bench_kimi.parse_floor(path)
     import bench_eve
 
     return run_scan, lambda: bench_eve._orjson_only(path)
@@ -115,6 +126,15 @@ def _database(kind: str, db: Path | None, messages: int, tmp: Path) -> Path:
     return path
 
 
+def _journal(journal: Path | None, megabytes: int, profile: str, tmp: Path) -> Path:
+    path = journal or tmp / f"wire.{profile}.jsonl"
+    if not path.exists():
+        import bench_kimi
+
+        bench_kimi.build(path, megabytes, profile=profile)
+    return path
+
+
 def measure(kind: str, path: Path, reps: int, quick_check: bool) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="tdoc-callgrind-") as tmp:
         flags = [] if quick_check else ["--no-quick-check"]
@@ -126,7 +146,7 @@ def measure(kind: str, path: Path, reps: int, quick_check: bool) -> dict[str, ob
         "store": kind,
         "path": str(path),
         "reps": reps,
-        "quick_check": quick_check if kind != "eve" else None,
+        "quick_check": quick_check if kind in ("opencode", "hermes") else None,
         "scan_instructions": round(scan_ir),
         "floor_instructions": round(floor_ir),
         "scan_vs_floor": round(scan_ir / floor_ir, 3),
@@ -140,10 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         child(kind, mode, Path(path), int(reps), quick_check="--no-quick-check" not in argv)
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("store", choices=("opencode", "hermes", "eve"))
+    ap.add_argument("store", choices=("opencode", "hermes", "eve", "kimi"))
     ap.add_argument("--db", type=Path, help="SQLite stores: use (or build, if missing) this database")
     ap.add_argument("--messages", type=int, help="messages of a built database (opencode 5,000, hermes 10,000)")
     ap.add_argument("--stream", type=Path, help="eve: the stream to scan (bench_eve.py --dir makes some)")
+    ap.add_argument("--journal", type=Path, help="kimi: use (or build, if missing) this journal")
+    ap.add_argument("--mb", type=int, default=10, help="kimi: size of a built journal")
+    ap.add_argument("--profile", choices=("regular", "dense"), default="dense", help="kimi: shape of a built journal")
     ap.add_argument("--reps", type=int, default=3, help="measured runs per process")
     ap.add_argument("--no-quick-check", action="store_true", help="leave out F506's quick_check (SQLite stores)")
     args = ap.parse_args(argv)
@@ -157,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.stream is None:
                 ap.error("eve needs --stream PATH")
             path = args.stream
+        elif args.store == "kimi":
+            path = _journal(args.journal, args.mb, args.profile, Path(tmp))
         else:
             default = 5_000 if args.store == "opencode" else 10_000
             path = _database(args.store, args.db, args.messages or default, Path(tmp))

@@ -17,6 +17,7 @@ from transcript_doctor.fixes import sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 DB = ROOT / "fixtures" / "opencode" / "opencode.db"
+JOURNAL = ROOT / "fixtures" / "kimi-code" / "golden" / "case-041.jsonl"
 
 
 def _bench() -> ModuleType:
@@ -42,8 +43,10 @@ def test_the_total_is_the_totals_line() -> None:
     assert _bench().callgrind_total("events: Ir\nsummary: 7\n") is None
 
 
+@pytest.mark.parametrize("kind, path", [("opencode", DB), ("kimi", JOURNAL)])
 @pytest.mark.parametrize("mode", ["scan", "floor", "warm-up"])
-def test_each_measured_mode_runs_its_work(bench: ModuleType, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_measured_mode_runs_its_work(bench: ModuleType, mode: str, kind: str, path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real = bench._workloads
 
@@ -52,7 +55,7 @@ def test_each_measured_mode_runs_its_work(bench: ModuleType, mode: str, monkeypa
         return (lambda: calls.append("scan") or run_scan()), (lambda: calls.append("floor") or floor())
 
     monkeypatch.setattr(bench, "_workloads", counted)
-    bench.child("opencode", mode, DB, 2, quick_check=True)
+    bench.child(kind, mode, path, 2, quick_check=True)
     extra = {"scan": ["scan", "scan"], "floor": ["floor", "floor"], "warm-up": []}[mode]
     assert calls == ["scan", "floor", *extra]
 
@@ -64,3 +67,16 @@ def test_quick_check_is_left_out_only_when_asked(bench: ModuleType) -> None:
     bench.child("opencode", "warm-up", DB, 1, quick_check=False)
     assert sqlite.IntegrityCheck.problems is not original
     assert sqlite.IntegrityCheck.problems(object(), None, False) == []
+
+
+def test_the_kimi_floor_parses_every_record_of_the_journal(bench: ModuleType) -> None:
+    scan, floor = bench._workloads("kimi", JOURNAL)
+    records = sum(1 for line in JOURNAL.read_bytes().splitlines() if line.strip())
+    assert records > 0 and floor() == records
+    assert not scan().files[0].error
+
+
+def test_a_kimi_journal_is_built_only_when_missing(bench: ModuleType, tmp_path: Path) -> None:
+    built = bench._journal(None, 1, "dense", tmp_path)
+    assert built.stat().st_size >= 1_000_000
+    assert bench._journal(JOURNAL, 1, "dense", tmp_path) == JOURNAL  # an existing journal is measured as it is

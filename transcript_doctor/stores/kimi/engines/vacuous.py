@@ -43,5 +43,9 @@ def is_vacuous_part(part: Any) -> bool:
 
 def is_vacuous_content(parts: Iterable[Any]) -> bool:
     """Every part is vacuous. An empty list is vacuous too (that is what the v2 fold needs;
-    the projection tells "empty" and "all vacuous" apart itself)."""
-    return all(is_vacuous_part(p) for p in parts)
+    the projection tells "empty" and "all vacuous" apart itself). A loop, not `all()` over a
+    generator: a third of the cost on the commonest content, whose first part says something."""
+    for part in parts:
+        if not is_vacuous_part(part):
+            return False
+    return True

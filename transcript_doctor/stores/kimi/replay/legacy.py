@@ -239,8 +239,9 @@ def _vacuous_step_uuids(messages: list[Msg]) -> list[Any]:
     i = -1
     for _ in range(kinds.count("step")):
         i = kinds.index("step", i + 1)
-        if _is_vacuous_step(messages[i]):
-            uuids.append(messages[i]["_src"][1])
+        m = messages[i]  # `_is_vacuous_step(m)`, its source known to be a step's
+        if not m.get("toolCalls") and is_vacuous_content(m.get("content") or ()):
+            uuids.append(m["_src"][1])
     return uuids
 
 
