@@ -22,7 +22,7 @@ when the heal is linear).
 
 Usage: python bench/bench_kimi.py [--mb 200] [--profile dense] [--keep FILE] [--repeat N]
        python bench/bench_kimi.py --growth 2,10,30,60 --profile dense
-       python bench/bench_kimi.py --in-process --repeat 5 --profile dense --keep FILE
+       python bench/bench_kimi.py --in-process --repeat 5 --profile dense --keep FILE [--stages]
 
 `--in-process` runs the parse baseline and the scan alternately in one process (after a warm-up
 round, so imports and first-use costs are out) and prints the median per-round ratio and its
@@ -288,9 +288,34 @@ def parse_floor(path: Path) -> int:
     return records
 
 
-def in_process(path: Path, rounds: int) -> None:
+def reader_only(path: Path) -> int:
+    """tdoc's journal reader alone, as a scan's replay drives it, every record taken and dropped:
+    what reading costs before any fold (line accounting, the nesting pre-test, dispatch)."""
+    from transcript_doctor.stores.kimi.read.reader import READ_BUFFER, ReadStats, read_records
+    from transcript_doctor.stores.kimi.replay.hot_path import LOOP, MESSAGE, READ_TYPES
+
+    def take(line: int, offset: int, data: dict) -> bool:
+        return True
+
+    stats = ReadStats()
+    with open(path, "rb", buffering=READ_BUFFER) as fh:
+        for _ in read_records(fh, stats, {LOOP: take, MESSAGE: take}, READ_TYPES):
+            pass
+    return stats.records
+
+
+def replay_only(path: Path) -> None:
+    """The scan's replay (both engines, step index, light transcripts), no rules."""
+    from transcript_doctor.stores.kimi.replay.driver import replay_file
+
+    replay_file(path, full=False)
+
+
+def in_process(path: Path, rounds: int, stages: bool = False) -> None:
     """parse and scan alternately in this one process (after one warm-up round of each, so
-    imports and first-use costs are out): the per-round ratio parse/scan, median and spread."""
+    imports and first-use costs are out): the per-round ratio parse/scan, median and spread.
+    `stages`: each round also times the reader alone and the replay alone, each as a fraction of
+    the same round's parse (where the scan's time goes, measured the same way)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout, installed or not
     import transcript_doctor
     from transcript_doctor.stores import kinds
@@ -299,10 +324,15 @@ def in_process(path: Path, rounds: int) -> None:
     parse_floor(path)
     transcript_doctor.scan([str(path)])
     ratios, cpu_ratios, scans = [], [], []
+    staged: dict[str, list[float]] = {"reader": [], "replay": []}
     for _ in range(rounds):
         wall, cpu = time.perf_counter(), time.process_time()
         parse_floor(path)
         parse_wall, parse_cpu = time.perf_counter() - wall, time.process_time() - cpu
+        for name, work in ((("reader", reader_only), ("replay", replay_only)) if stages else ()):
+            wall = time.perf_counter()
+            work(path)
+            staged[name].append(parse_wall / (time.perf_counter() - wall))
         wall, cpu = time.perf_counter(), time.process_time()
         transcript_doctor.scan([str(path)])
         scan_wall, scan_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -317,6 +347,10 @@ def in_process(path: Path, rounds: int) -> None:
           f"max {max(cpu_ratios):.3f}); target >= 0.45")
     print(f"  scan median {statistics.median(scans):.2f} s ({size_mb / statistics.median(scans):.1f} MB/s); "
           f"process peak {peak_mb:.0f} MB")
+    for name, per_round in staged.items():
+        if per_round:
+            print(f"  {name} alone {statistics.median(per_round):.3f} of the parse floor "
+                  f"(min {min(per_round):.3f}, max {max(per_round):.3f})")
 
 
 def _work_copy(path: Path) -> Path:
@@ -347,6 +381,8 @@ def main() -> None:
     ap.add_argument("--growth", help="comma-separated sizes (MB): time scan and heal --output at each")
     ap.add_argument("--in-process", action="store_true",
                     help="parse and scan alternately in one process: per-round ratios, median and spread")
+    ap.add_argument("--stages", action="store_true",
+                    help="with --in-process: also time the reader alone and the replay alone each round")
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("file", nargs="?", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -361,7 +397,7 @@ def main() -> None:
         print(f"building {path} ({args.mb} MB, {args.profile}) ...", file=sys.stderr)
         build(path, args.mb, profile=args.profile)
     if args.in_process:
-        in_process(path, max(1, args.repeat))
+        in_process(path, max(1, args.repeat), args.stages)
         if not args.keep:
             os.unlink(path)
         return

@@ -1,0 +1,40 @@
+"""`bench/bench_kimi.py`'s in-process stages: each measures the work it names (no figure is asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+JOURNAL = ROOT / "fixtures" / "kimi-code" / "golden" / "case-041.jsonl"
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.setattr(sys, "path", list(sys.path))  # in_process puts this checkout first
+    spec = importlib.util.spec_from_file_location("bench_kimi", ROOT / "bench" / "bench_kimi.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reader_stage_reads_every_record_the_floor_parses(bench: ModuleType, tmp_path: Path) -> None:
+    journal = tmp_path / "wire.jsonl"
+    bench.build(journal, 1, profile="dense")
+    records = bench.parse_floor(journal)
+    assert records > 1000
+    assert bench.reader_only(journal) == records
+
+
+def test_stages_are_printed_only_when_asked(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    bench.in_process(JOURNAL, 1)
+    plain = capsys.readouterr().out
+    assert "of the parse floor" in plain and "alone" not in plain
+    bench.in_process(JOURNAL, 2, stages=True)
+    staged = capsys.readouterr().out
+    assert "reader alone" in staged and "replay alone" in staged
