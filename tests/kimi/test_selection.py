@@ -103,3 +103,55 @@ def test_exact_fits_and_boundaries() -> None:
         assert cx.select_recent(_fresh(users), budget) == _walk_recent(_fresh(users), budget), budget
         for head in range(0, 4):
             assert cx.select_head_tail(_fresh(users), budget, head) == _walk_head_tail(_fresh(users), budget, head)
+
+
+# --------------------------------------------------------------------------- message-by-message predicates
+# `compactable_users` and the legacy notes' vacuous-step walk read most messages in C-level passes and
+# test the commonest ones inline; the one-message predicates they stand for are the reference.
+
+_ORIGINS = st.one_of(
+    st.none(), st.just("user"), st.integers(),
+    st.fixed_dictionaries({}, optional={
+        "kind": st.sampled_from([None, "user", "injection", "skill_activation", "plugin_command", "compaction_summary", 7]),
+        "trigger": st.sampled_from(["user-slash", "tool", None]),
+    }),
+)
+_PARTS = st.lists(st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.sampled_from(["", " ", "\u3000", "hi", " x"])}),
+    st.fixed_dictionaries({"type": st.just("think"), "think": st.sampled_from(["", "\n", "plan"])},
+                          optional={"encrypted": st.sampled_from([None, "", "sig"])}),
+    st.fixed_dictionaries({"type": st.just("image_url")}), st.just("text"), st.none(),
+), max_size=3)
+
+
+@st.composite
+def _message(draw: Any) -> Msg:
+    msg: Msg = {"role": draw(st.sampled_from(["user", "assistant", "tool", None, 3]))}
+    if draw(st.booleans()):
+        msg["origin"] = draw(_ORIGINS)
+    msg["content"] = draw(st.one_of(_PARTS, st.none(), st.just("text")))
+    if draw(st.booleans()):
+        msg["toolCalls"] = draw(st.sampled_from([[], [{"id": "c"}], None]))
+    msg["_src"] = draw(st.sampled_from([("step", "u", 1), ("rec", 2), ("synth", "c")]))
+    return msg
+
+
+@given(st.lists(_message(), max_size=12), st.integers(0, 3))
+@settings(max_examples=500, deadline=None)
+@example([{"role": "user", "origin": {"kind": "compaction_summary"}}, {"role": "user", "origin": {"kind": "user"}}], 0)
+@example([{"role": "user", "origin": {"kind": "plugin_command", "trigger": "user-slash"}}, {"role": "user"}], 0)
+@example([{"role": "user", "origin": {"kind": "injection"}}, {"role": "user", "origin": None}], 1)
+def test_compactable_users_are_the_real_user_inputs(messages: list[Msg], start: int) -> None:
+    expected = [m for m in messages[start:] if cx.is_real_user_input(m)]
+    assert [id(m) for m in cx.compactable_users(messages, start)] == [id(m) for m in expected]
+
+
+@given(st.lists(_message(), max_size=12))
+@settings(max_examples=300, deadline=None)
+@example([{"role": "assistant", "content": [], "_src": ("step", "u", 1)}])  # an empty step is vacuous
+@example([{"role": "assistant", "content": [{"type": "think", "think": "", "encrypted": None}], "_src": ("step", "u", 1)}])
+def test_the_vacuous_step_walk_is_the_step_predicate(messages: list[Msg]) -> None:
+    from transcript_doctor.stores.kimi.replay import legacy
+
+    expected = [m["_src"][1] for m in messages if legacy._is_vacuous_step(m)]
+    assert legacy._vacuous_step_uuids(messages) == expected

@@ -50,15 +50,18 @@ def is_real_user_input(m: Msg) -> bool:
 def compactable_users(messages: list[Msg], start: int = 0) -> list[Msg]:
     """The messages from `start` on that a kept-users compaction can keep, in order: real user
     input (which is never a compaction summary). History messages are dicts, and few of them
-    are users: their roles are read in one C-level pass and only the users are looked at."""
+    are users: their roles are read in one C-level pass and only the users are looked at, the
+    commonest (a prompt whose origin says `user`) without a call of `is_real_user_input`."""
     segment = messages[start:] if start else messages
     roles = list(map(dict.get, segment, repeat("role")))
     users: list[Msg] = []
     i = -1
     for _ in range(roles.count("user")):
         i = roles.index("user", i + 1)
-        if is_real_user_input(segment[i]):
-            users.append(segment[i])
+        m = segment[i]
+        origin = m.get("origin")
+        if (origin.__class__ is dict and origin.get("kind") == "user") or is_real_user_input(m):
+            users.append(m)
     return users
 
 
