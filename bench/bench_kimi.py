@@ -292,14 +292,18 @@ def reader_only(path: Path) -> int:
     """tdoc's journal reader alone, as a scan's replay drives it, every record taken and dropped:
     what reading costs before any fold (line accounting, the nesting pre-test, dispatch)."""
     from transcript_doctor.stores.kimi.read.reader import READ_BUFFER, ReadStats, read_records
-    from transcript_doctor.stores.kimi.replay.hot_path import LOOP, MESSAGE, READ_TYPES
+    from transcript_doctor.stores.kimi.replay.hot_path import MESSAGE, READ_TYPES
 
     def take(line: int, offset: int, data: dict) -> bool:
         return True
 
+    def take_event(line: int, offset: int, data: dict, event: dict) -> bool:
+        return True
+
     stats = ReadStats()
+    kinds = dict.fromkeys(("step.begin", "step.end", "content.part", "tool.call", "tool.result"), take_event)
     with open(path, "rb", buffering=READ_BUFFER) as fh:
-        for _ in read_records(fh, stats, {LOOP: take, MESSAGE: take}, READ_TYPES):
+        for _ in read_records(fh, stats, {MESSAGE: take}, READ_TYPES, loop=kinds):
             pass
     return stats.records
 

@@ -90,7 +90,8 @@ def test_the_hot_path_takes_the_common_records() -> None:
     from transcript_doctor.stores.kimi.replay import hot_path
 
     taken: list[tuple[str, bool]] = []
-    originals = {name: getattr(hot_path.HotPath, name) for name in ("loop_event", "message")}
+    handlers = ("_step_begin", "_step_end", "_content_part", "_tool_call", "_tool_result", "message")
+    originals = {name: getattr(hot_path.HotPath, name) for name in handlers}
 
     def counting(name: str) -> Any:
         def handler(self: hot_path.HotPath, *args: Any) -> bool:
@@ -106,7 +107,7 @@ def test_the_hot_path_takes_the_common_records() -> None:
     finally:
         for name, original in originals.items():
             setattr(hot_path.HotPath, name, original)
-    assert {name for name, _ in taken} == {"loop_event", "message"} and all(done for _, done in taken)
+    assert {name for name, _ in taken} == set(handlers) and all(done for _, done in taken)
     assert len(taken) == state.stats.records - 1  # every record but the header
 
 

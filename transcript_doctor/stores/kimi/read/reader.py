@@ -110,17 +110,22 @@ def _body(raw: bytes) -> bytes:
 
 
 Take = Callable[[int, int, dict[str, Any]], bool]
+TakeEvent = Callable[[int, int, dict[str, Any], dict[str, Any]], bool]
+LOOP = "context.append_loop_event"
 
 
 def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] | None = None,
-                 keep: Container[str | None] = (), depth_check: bool = True) -> Iterator[Record | LineProblem]:
+                 keep: Container[str | None] = (), depth_check: bool = True,
+                 loop: Mapping[str, TakeEvent] | None = None) -> Iterator[Record | LineProblem]:
     """Parse every non-empty line (one pass, no copy of a line that parses: JSON allows the
     line ending as trailing whitespace); the header's version decides the in-memory migrations.
 
     With `hot` (the replay's hot path), every record after the first (migrated) is handled in
     this loop before a `Record` is made for it: a record whose type has a handler in `hot` is
-    offered to it, `handler(line, offset, data)`, and consumed when it returns True; a record of
-    any other type not in `keep` is consumed unread. The rest are yielded.
+    offered to it, `handler(line, offset, data)`, and consumed when it returns True; a loop-event
+    record whose event is an object of a kind with a handler in `loop` is offered to that one,
+    `handler(line, offset, data, event)` (one call per record, no dispatch of its own); a record
+    of any other type not in `keep` is consumed unread. The rest are yielded.
 
     `depth_check=False` skips the nesting test (values.MAX_DEPTH) for lines orjson parses: only
     for lines known to be shallow (a heal's replay of its own output, when the read of the
@@ -188,6 +193,14 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
             if migrate_1_0 and rtype == "context.append_message":
                 flatten_tool_calls(obj.get("message"))
             if hot is not None:
+                if rtype == LOOP and loop is not None:
+                    event: Any = obj.get("event")
+                    event_kind = event.get("type") if event.__class__ is dict else None
+                    taker = loop.get(event_kind) if event_kind.__class__ is str else None
+                    if taker is not None and taker(number, start, obj, event):
+                        continue
+                    yield Record(number, start, rtype, obj)
+                    continue
                 handler = hot.get(rtype)  # type: ignore[arg-type]
                 if handler is not None:
                     if handler(number, start, obj):

@@ -123,10 +123,11 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     state.stats.hasher = hasher
     hot = HotPath(state) if hot_path and not full else None
     routes = hot.routes() if hot is not None else None
+    loop = hot.loop_routes() if hot is not None else None
     collecting = gc.isenabled()
     gc.disable()  # see _stream
     try:
-        _stream(state, read_records(fh, state.stats, routes, READ_TYPES, depth_check), hot)
+        _stream(state, read_records(fh, state.stats, routes, READ_TYPES, depth_check, loop), hot)
     finally:
         if collecting:
             gc.enable()

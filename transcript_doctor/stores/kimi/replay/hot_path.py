@@ -4,8 +4,9 @@ Most records are well-formed loop events of the five known kinds and appended me
 the rest are types no replay reads (`turn.prompt`, `usage.record`, ...). The general path
 (`driver._feed`) handles each record through several layers: validate it, index its step, then
 hand it to each engine's `apply`, which dispatches on the record type and again on the event
-kind. Here the reader offers each record before it even makes a `Record` of it, and one handler
-per loop-event kind does all of that inline: it checks the fields the schema's fast check reads
+kind. Here the reader offers each record before it even makes a `Record` of it (a loop event
+straight to the handler of its event's kind), and that handler does all of that inline: it
+checks the envelope and the fields the schema's fast check reads
 (exactly those, so it takes only records that check would call valid), indexes the step, and
 applies the v1 and the v2 fold to the engines' state directly.
 
@@ -25,7 +26,7 @@ from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
 from ..engines.loop_fold import note_settle
 from ..engines.messages import appended, tool_call, tool_message
-from ..read.reader import Take
+from ..read.reader import Take, TakeEvent
 from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
 from .step_index import OTHERS, VACUOUS, NoStepIndex
 
@@ -85,9 +86,9 @@ class HotPath:
         # histories while every record of it reaches both (see `split`).
         self.twin: dict[str, Any] | None = None
         self.twin_at = -1  # its index in the v2 history
-        self.kinds = {"step.begin": self._step_begin, "step.end": self._step_end,
-                      "content.part": self._content_part, "tool.call": self._tool_call,
-                      "tool.result": self._tool_result}
+        self.kinds: dict[str, TakeEvent] = {
+            "step.begin": self._step_begin, "step.end": self._step_end, "content.part": self._content_part,
+            "tool.call": self._tool_call, "tool.result": self._tool_result}
 
     def reopen(self) -> None:
         """Called after the general path applied a record: it may have failed an engine or set a
@@ -129,33 +130,30 @@ class HotPath:
 
     def routes(self) -> dict[str, Take]:
         """The handler of each record type the hot path applies, for the reader's loop (which
-        skips the types no replay reads, and yields the rest: READ_TYPES)."""
-        return {LOOP: self.loop_event, MESSAGE: self.message}
+        skips the types no replay reads, and yields the rest: READ_TYPES); loop events have one
+        handler per event kind (`loop_routes`)."""
+        return {MESSAGE: self.message}
 
-    def loop_event(self, line: int, offset: int, data: dict[str, Any]) -> bool:
-        """Apply a loop-event record (never the journal's first); False when the general path
-        must do it."""
-        event = data.get("event")
-        if not self.open or event.__class__ is not dict:
-            return False
-        try:
-            handler = self.kinds.get(event.get("type"))  # type: ignore[arg-type]
-        except TypeError:  # an unhashable type: no handler
-            return False
-        if handler is None:
-            return False
-        if (data.get("time").__class__ is not int or "agentId" in data) and not self._envelope(data):
-            return False
-        return handler(event, line, offset)
+    def loop_routes(self) -> dict[str, TakeEvent]:
+        """The handler of each loop-event kind, `handler(line, offset, record, event)`, which the
+        reader calls for a loop-event record (never the journal's first) whose event is an object
+        of that kind; False when the general path must apply the record. Each handler first tests
+        that the hot path is open and the envelope is valid and this agent's: the common envelope
+        (an int `time`, no `agentId`) inline, any other through `_envelope`. That test is written
+        out in each handler, not called: a call costs as much as the test itself."""
+        return self.kinds
 
     def _envelope(self, data: dict[str, Any]) -> bool:
         """A valid envelope of this agent (another agent's record is one v2 skips: the general
-        path notes it)."""
+        path notes it). Only for a record whose `time` is not an int or that names an agent: the
+        handlers test the common envelope inline (see loop_routes)."""
         return envelope_ok(data) and ("agentId" not in data or self.same_agent(data))
 
     # -- loop events: validity, step index, v1, v2 --------------------------------------------
 
-    def _step_begin(self, event: dict[str, Any], line: int, offset: int) -> bool:
+    def _step_begin(self, line: int, offset: int, data: dict[str, Any], event: dict[str, Any]) -> bool:
+        if not (self.open and ((data.get("time").__class__ is int and "agentId" not in data) or self._envelope(data))):
+            return False  # closed, or not a valid envelope of this agent (see loop_routes)
         uuid = event.get("uuid")
         if uuid.__class__ is not str or not _step_fields_valid(event):
             return False
@@ -189,7 +187,9 @@ class HotPath:
             self._failed("v2", exc, line)
         return True
 
-    def _step_end(self, event: dict[str, Any], line: int, offset: int) -> bool:
+    def _step_end(self, line: int, offset: int, data: dict[str, Any], event: dict[str, Any]) -> bool:
+        if not (self.open and ((data.get("time").__class__ is int and "agentId" not in data) or self._envelope(data))):
+            return False  # closed, or not a valid envelope of this agent (see loop_routes)
         if event.get("uuid").__class__ is not str or not _step_fields_valid(event):
             return False
         if self.index is not None:
@@ -226,7 +226,9 @@ class HotPath:
             self._failed("v2", exc, line)
         return True
 
-    def _content_part(self, event: dict[str, Any], line: int, offset: int) -> bool:
+    def _content_part(self, line: int, offset: int, data: dict[str, Any], event: dict[str, Any]) -> bool:
+        if not (self.open and ((data.get("time").__class__ is int and "agentId" not in data) or self._envelope(data))):
+            return False  # closed, or not a valid envelope of this agent (see loop_routes)
         owner = event.get("stepUuid")
         part = event.get("part")
         if owner.__class__ is not str or part.__class__ is not dict:
@@ -270,7 +272,9 @@ class HotPath:
             self._failed("v2", exc, line)
         return True
 
-    def _tool_call(self, event: dict[str, Any], line: int, offset: int) -> bool:
+    def _tool_call(self, line: int, offset: int, data: dict[str, Any], event: dict[str, Any]) -> bool:
+        if not (self.open and ((data.get("time").__class__ is int and "agentId" not in data) or self._envelope(data))):
+            return False  # closed, or not a valid envelope of this agent (see loop_routes)
         owner = event.get("stepUuid")
         call_id = event.get("toolCallId")
         if owner.__class__ is not str or call_id.__class__ is not str or event.get("name").__class__ is not str:
@@ -300,7 +304,9 @@ class HotPath:
             self._failed("v2", exc, line)
         return True
 
-    def _tool_result(self, event: dict[str, Any], line: int, offset: int) -> bool:
+    def _tool_result(self, line: int, offset: int, data: dict[str, Any], event: dict[str, Any]) -> bool:
+        if not (self.open and ((data.get("time").__class__ is int and "agentId" not in data) or self._envelope(data))):
+            return False  # closed, or not a valid envelope of this agent (see loop_routes)
         call_id = event.get("toolCallId")
         result = event.get("result")
         if call_id.__class__ is not str or result.__class__ is not dict:
