@@ -21,13 +21,15 @@ megabyte is flat, and under valgrind 10 MB takes about a minute a process).
 Callgrind runs a process's threads one at a time and counts them all, so `quick_check` (on a
 thread of its own in a scan, where a second core pays for it) is counted in full; with
 `--no-quick-check` it is left out. Valgrind slows a process by 20-50x: the defaults keep each
-process under a minute. Needs `valgrind` on PATH; prints figures, asserts nothing.
+process under a minute. Every measured process runs with PYTHONHASHSEED=0, so the same tree
+gives the same counts. Needs `valgrind` on PATH; prints figures, asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -94,7 +96,9 @@ def child(kind: str, mode: str, path: Path, reps: int, quick_check: bool) -> Non
 def instructions(args: list[str], out: Path) -> int:
     """Instructions executed by `python bench_instructions.py --child ...args` (callgrind's total)."""
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__, "--child", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    # One string-hash seed for every measured process: with a random one, dict and set layouts, and
+    # so the count, move by about 1% between processes of the same tree.
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     if done.returncode != 0:
         raise SystemExit(f"valgrind run failed ({done.returncode}):\n{done.stderr[-2000:]}")
     total = callgrind_total(out.read_text())

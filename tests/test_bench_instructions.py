@@ -80,3 +80,17 @@ def test_a_kimi_journal_is_built_only_when_missing(bench: ModuleType, tmp_path: 
     built = bench._journal(None, 1, "dense", tmp_path)
     assert built.stat().st_size >= 1_000_000
     assert bench._journal(JOURNAL, 1, "dense", tmp_path) == JOURNAL  # an existing journal is measured as it is
+
+
+def test_every_measured_process_has_one_hash_seed(bench: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    seen: list[dict[str, str]] = []
+
+    def run(cmd: list[str], **kwargs: object) -> object:
+        seen.append(kwargs["env"])  # type: ignore[arg-type]
+        Path(cmd[2].split("=", 1)[1]).write_text("events: Ir\ntotals: 42\n")
+        return type("Done", (), {"returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    assert bench.instructions(["kimi", "scan", "x", "1"], tmp_path / "out") == 42
+    assert seen and seen[0]["PYTHONHASHSEED"] == "0"

@@ -159,7 +159,8 @@ class HotPath:
             return False
         if self.index is not None:
             self.index.step_begin(event, line, offset)
-        self.split()  # v1 keeps the previous step open; v2 settles it below
+        if self.twin is not None:  # (most steps ended sharing nothing: no call)
+            self.split()  # v1 keeps the previous step open; v2 settles it below
         src = ("step", uuid, line)
         v1 = self.v1
         shared: dict[str, Any] | None = None
