@@ -289,23 +289,26 @@ def parse_floor(path: Path) -> int:
 
 
 def reader_only(path: Path) -> int:
-    """tdoc's journal reader alone, as a scan's replay drives it, every record taken and dropped:
-    what reading costs before any fold (line accounting, the nesting pre-test, dispatch)."""
+    """tdoc's journal reader alone, as a scan's replay drives it, every record its hot path would
+    be offered taken and dropped: what reading costs before any fold (line accounting, the nesting
+    pre-test, dispatch). How many records were taken."""
     from transcript_doctor.stores.kimi.read.reader import READ_BUFFER, ReadStats, read_records
-    from transcript_doctor.stores.kimi.replay.hot_path import MESSAGE, READ_TYPES
+    from transcript_doctor.stores.kimi.replay.hot_path import EVENT_KINDS, MESSAGE, READ_TYPES
+
+    taken = 0
 
     def take(line: int, offset: int, data: dict) -> bool:
+        nonlocal taken
+        taken += 1
         return True
 
     def take_event(line: int, offset: int, data: dict, event: dict) -> bool:
-        return True
+        return take(line, offset, data)
 
-    stats = ReadStats()
-    kinds = dict.fromkeys(("step.begin", "step.end", "content.part", "tool.call", "tool.result"), take_event)
     with open(path, "rb", buffering=READ_BUFFER) as fh:
-        for _ in read_records(fh, stats, {MESSAGE: take}, READ_TYPES, loop=kinds):
+        for _ in read_records(fh, ReadStats(), {MESSAGE: take}, READ_TYPES, loop=dict.fromkeys(EVENT_KINDS, take_event)):
             pass
-    return stats.records
+    return taken
 
 
 def replay_only(path: Path) -> None:

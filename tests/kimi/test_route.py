@@ -259,3 +259,38 @@ def test_a_step_message_both_engines_share_splits_where_they_part() -> None:
         reference = replay_stream(PATH, io.BytesIO(journal), full=False, hot_path=False)
         assert snapshot(fast) == snapshot(reference), name
         assert fast.v1.history != fast.v2.history, name  # each case makes the engines part
+
+
+def test_the_reader_offers_a_loop_event_only_to_the_handler_of_its_kind() -> None:
+    """`read_records(loop=...)`: an event object of a kind with a handler goes to that handler alone;
+    any other loop-event record (no object, an unknown or non-string kind, a handler that declines)
+    is yielded for the general path, and other types still go through `hot`."""
+    from transcript_doctor.stores.kimi.read.reader import LOOP, ReadStats, read_records
+
+    offered: list[tuple[str, int]] = []
+
+    def taker(kind: str, takes: bool) -> Any:
+        def take(line: int, offset: int, data: dict[str, Any], event: dict[str, Any]) -> bool:
+            assert data["event"] is event
+            offered.append((kind, line))
+            return takes
+        return take
+
+    def message(line: int, offset: int, data: dict[str, Any]) -> bool:
+        offered.append(("message", line))
+        return True
+
+    lines = [{"type": "metadata", "protocol_version": "1.4", "created_at": 1},
+             {"type": LOOP, "event": {"type": "step.begin", "uuid": "s"}},
+             {"type": LOOP, "event": {"type": "step.end", "uuid": "s"}},
+             {"type": LOOP, "event": {"type": "unknown.kind"}},
+             {"type": LOOP, "event": {"type": ["step.begin"]}},
+             {"type": LOOP, "event": "step.begin"},
+             {"type": "context.append_message", "message": {"role": "user"}},
+             {"type": "turn.prompt"}]
+    journal = io.BytesIO(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    loop = {"step.begin": taker("step.begin", True), "step.end": taker("step.end", False)}
+    yielded = [r.line for r in read_records(journal, ReadStats(), {"context.append_message": message},
+                                            {LOOP}, loop=loop)]
+    assert offered == [("step.begin", 2), ("step.end", 3), ("message", 7)]
+    assert yielded == [1, 3, 4, 5, 6]  # the header, the declined end and the three no handler takes

@@ -199,14 +199,13 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
                     taker = loop.get(event_kind) if event_kind.__class__ is str else None
                     if taker is not None and taker(number, start, obj, event):
                         continue
-                    yield Record(number, start, rtype, obj)
-                    continue
-                handler = hot.get(rtype)  # type: ignore[arg-type]
-                if handler is not None:
-                    if handler(number, start, obj):
+                else:
+                    handler = hot.get(rtype)  # type: ignore[arg-type]
+                    if handler is not None:
+                        if handler(number, start, obj):
+                            continue
+                    elif rtype not in keep:
                         continue
-                elif rtype not in keep:
-                    continue
             yield Record(number, start, rtype, obj)
     finally:  # also when the consumer stops early: the counts cover what was read
         stats.records += records

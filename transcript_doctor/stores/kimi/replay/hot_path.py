@@ -26,15 +26,15 @@ from ....text import JS_WHITESPACE, js_trim
 from ..engines.engine_v1 import crash_text
 from ..engines.loop_fold import note_settle
 from ..engines.messages import appended, tool_call, tool_message
-from ..read.reader import Take, TakeEvent
+from ..read.reader import LOOP, Take, TakeEvent
 from ..read.records import HISTORY_TYPES, envelope_ok, message_ok, part_ok, parts_ok
 from .step_index import OTHERS, VACUOUS, NoStepIndex
 
 if TYPE_CHECKING:
     from .driver import KimiReplay
 
-LOOP = "context.append_loop_event"
 MESSAGE = "context.append_message"
+EVENT_KINDS = ("step.begin", "step.end", "content.part", "tool.call", "tool.result")  # the kinds with a handler
 READ_TYPES = frozenset((*HISTORY_TYPES, "swarm_mode.enter"))  # the record types a replay reads
 FAILED = ("interrupted", "error")  # finish reasons that leave a v2 step open (loop_fold.FAILED_FINISH)
 _MISSING = object()
@@ -86,9 +86,8 @@ class HotPath:
         # histories while every record of it reaches both (see `split`).
         self.twin: dict[str, Any] | None = None
         self.twin_at = -1  # its index in the v2 history
-        self.kinds: dict[str, TakeEvent] = {
-            "step.begin": self._step_begin, "step.end": self._step_end, "content.part": self._content_part,
-            "tool.call": self._tool_call, "tool.result": self._tool_result}
+        self.kinds: dict[str, TakeEvent] = dict(zip(EVENT_KINDS, (
+            self._step_begin, self._step_end, self._content_part, self._tool_call, self._tool_result), strict=True))
 
     def reopen(self) -> None:
         """Called after the general path applied a record: it may have failed an engine or set a
