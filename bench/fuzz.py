@@ -61,7 +61,7 @@ def schedule(n: int, seed: int) -> Iterator[tuple[Fixture, int]]:
     """`n` (fixture, seed) pairs, spread evenly over the store systems, then their fixtures."""
     groups: dict[str, list[Fixture]] = {}
     for fx in fixtures():
-        groups.setdefault(f"{fx.path.parent.name}/{fx.kind}", []).append(fx)
+        groups.setdefault(fx.group, []).append(fx)
     names = sorted(groups)
     for i in range(n):
         group = groups[names[i % len(names)]]
@@ -148,7 +148,7 @@ def run_one(fixture: Fixture, seed: int, workdir: Path, timeout: float) -> list[
     for stale in workdir.iterdir():
         stale.unlink()
     target.write_bytes(mutant(fixture, seed))
-    name = str(fixture.path.relative_to(fixture.path.parents[1]))
+    name = fixture.label
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
@@ -167,16 +167,21 @@ def campaign(n: int, seed: int = 0, timeout: float = 30.0) -> tuple[list[Failure
     with tempfile.TemporaryDirectory(prefix="tdoc-fuzz-") as tmp:
         workdir = Path(tmp)
         for fixture, s in schedule(n, seed):
-            per_group[f"{fixture.path.parent.name}/{fixture.kind}"] += 1
+            per_group[fixture.group] += 1
             failures.extend(run_one(fixture, s, workdir, timeout))
     return failures, per_group
 
 
 def find_fixture(name: str) -> Fixture:
-    """The fixture a failure line names (`<directory>/<file>`)."""
-    for fx in fixtures():
-        if str(fx.path.relative_to(fx.path.parents[1])) == name:
-            return fx
+    """The fixture a failure line names: its path under `fixtures/` (`codex/real/x.jsonl`), or the
+    end of one (`real/x.jsonl`, as older runs printed it) when exactly one fixture's path ends so."""
+    every = fixtures()
+    exact = [fx for fx in every if fx.label == name]
+    found = exact or [fx for fx in every if fx.label.endswith("/" + name)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SystemExit(f"{name!r} names {len(found)} fixtures: {', '.join(fx.label for fx in found)}")
     raise SystemExit(f"no fixture {name!r}")
 
 
@@ -200,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a mutant counts as a hang")
     parser.add_argument("--show", type=int, default=20, help="failures to print in full")
     parser.add_argument("--repro", nargs="+", metavar="FIXTURE:SEED",
-                        help="run only these mutants (as printed in a failure, e.g. golden/c01_x.jsonl:52028)")
+                        help="run only these mutants (as printed in a failure, e.g. kimi-code/golden/c01_x.jsonl:52028)")
     args = parser.parse_args(argv)
     if args.repro:
         return _repro(args.repro, args.timeout)

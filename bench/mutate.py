@@ -41,6 +41,17 @@ class Fixture:
     def name(self) -> str:
         return self.path.name
 
+    @property
+    def label(self) -> str:
+        """Its path under `fixtures/` (`codex/real/x.jsonl`): what a failure names and `--repro` takes."""
+        return self.path.relative_to(FIXTURES).as_posix()
+
+    @property
+    def group(self) -> str:
+        """Its store system and file kind (`claude-code/jsonl`): the fuzz harness spreads mutants
+        evenly over these, then over each group's fixtures."""
+        return f"{self.path.relative_to(FIXTURES).parts[0]}/{self.kind}"
+
 
 def fixtures() -> list[Fixture]:
     """The shipped store fixtures of every kind, in a stable order."""
