@@ -67,7 +67,7 @@ def test_a_short_seeded_run_over_every_store_kind() -> None:
 
 def test_a_failure_names_its_fixture_by_its_path_under_fixtures() -> None:
     every = fixtures()
-    assert len({fx.label for fx in every}) == len(every)  # the file names alone repeat across systems
+    assert len({fx.name for fx in every}) < len(every)  # file names alone repeat across systems: labels are paths
     for fx in every:
         assert find_fixture(fx.label) == fx
     assert find_fixture("real/entirecli-7b11e1056673-0.jsonl").label == "claude-code/real/entirecli-7b11e1056673-0.jsonl"
