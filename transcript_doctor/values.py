@@ -33,6 +33,7 @@ MAX_DEPTH = 200
 INT_MIN = -(2**63)
 INT_MAX = 2**64 - 1
 _MIN_DEEP_TEXT = 2 * (MAX_DEPTH + 1)  # the shortest JSON text nested MAX_DEPTH + 1 levels
+LONG_TEXT = 1600  # from this length on, finding a text's braces one by one beats counting its characters
 
 
 class ValueProblem(ValueError):
@@ -94,10 +95,34 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
 
 
 def may_be_deep(raw: bytes | str) -> bool:
-    """A cheap necessary condition for nesting beyond MAX_DEPTH: enough brackets in the text."""
+    """A cheap necessary condition for nesting beyond MAX_DEPTH: brackets enough in the text.
+
+    It may say True for a shallow text (the exact `depth_exceeds` walk then says no), never
+    False for one nested too deep. Cheaper tests first: counting a character is a plain loop
+    over the text, while `in` and `find` of one character are a memchr. With no `[` (most
+    records) the nesting is objects alone, each level but the innermost holding a key, so each
+    takes at least five characters (`{"":` and its `}`); a long text is then searched for its
+    few braces one at a time (docs/errors.md, "The reader boundary")."""
+    limit = MAX_DEPTH
     if isinstance(raw, str):
-        return raw.count("[") + raw.count("{") > MAX_DEPTH
-    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+        if "[" in raw:
+            return raw.count("[") + raw.count("{") > limit
+        brace: bytes | str = "{"
+    else:
+        if 91 in raw:  # b"["
+            return raw.count(b"[") + raw.count(b"{") > limit
+        brace = b"{"
+    size = len(raw)
+    if size < 5 * limit:
+        return False
+    if size < LONG_TEXT:
+        return raw.count(brace) > limit  # type: ignore[arg-type]
+    at = -1
+    for _ in range(limit + 1):
+        at = raw.find(brace, at + 1)  # type: ignore[arg-type]
+        if at < 0:
+            return False
+    return True
 
 
 def _check_depth(value: Any) -> None:

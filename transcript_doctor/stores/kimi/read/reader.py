@@ -18,7 +18,6 @@ import orjson
 from .... import values
 
 READ_BUFFER = 1 << 20  # line iteration over a 1 MiB buffer costs half what the default 8 KiB costs
-LONG_LINE = 1600  # from here on, finding a line's braces one by one beats counting its bytes
 KNOWN_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 LATEST_VERSION = "1.5"
 
@@ -135,10 +134,10 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
     offset = number = records = 0
     update = stats.hasher.update if stats.hasher is not None else None
     loads = orjson.loads
-    depth_exceeds = values.depth_exceeds
+    depth_exceeds, may_be_deep = values.depth_exceeds, values.may_be_deep
     never = 1 << 62  # (no line is that long: no depth test)
     deep_text = 2 * values.MAX_DEPTH if depth_check else never  # fewer bytes cannot hold that many brackets and their closes
-    deep_objects = 5 * values.MAX_DEPTH if depth_check else never  # nor, with no `[`, that many objects (see _may_be_deep)
+    deep_objects = 5 * values.MAX_DEPTH if depth_check else never  # nor, with no `[`, that many objects (values.may_be_deep)
     crlf = False
     try:
         for raw in fh:
@@ -155,8 +154,8 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
             try:
                 obj = loads(raw)
                 size = offset - start
-                maybe_deep = size >= deep_objects or (size >= deep_text and 91 in raw)  # _may_be_deep's first test
-                if maybe_deep and _may_be_deep(raw):
+                maybe_deep = size >= deep_objects or (size >= deep_text and 91 in raw)  # values.may_be_deep's first tests
+                if maybe_deep and may_be_deep(raw):
                     stats.may_nest = True
                     if depth_exceeds(obj):
                         raise orjson.JSONDecodeError("too deep", "", 0)  # parse_line says why
@@ -211,24 +210,6 @@ def read_records(fh: Iterable[bytes], stats: ReadStats, hot: Mapping[str, Take] 
         stats.records += records
         stats.lines = number
         stats.bytes = offset
-
-
-def _may_be_deep(raw: bytes) -> bool:
-    """`values.may_be_deep` (enough brackets to nest beyond `values.MAX_DEPTH`), cheaper tests
-    first: counting a byte is a slow loop, looking for one given as a number is a memchr. With
-    no `[` (most records) the nesting is objects alone, each but the innermost with a key, so
-    each level takes at least five bytes (`{"":` and its `}`)."""
-    limit = values.MAX_DEPTH
-    if 91 in raw:  # b"["
-        return raw.count(b"{") + raw.count(b"[") > limit
-    if len(raw) < LONG_LINE:
-        return len(raw) >= 5 * limit and raw.count(b"{") > limit
-    at = -1  # a long line (a tool's output): find its few braces one memchr at a time
-    for _ in range(limit + 1):
-        at = raw.find(123, at + 1)  # b"{"
-        if at < 0:
-            return False
-    return True
 
 
 def _describe(exc: Exception) -> str:
