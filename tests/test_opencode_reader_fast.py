@@ -163,15 +163,15 @@ def _cell(raw: object) -> object:
        st.lists(st.tuples(st.sampled_from(["p", "P", "q"]), st.sampled_from(["m", "M", "n"])), max_size=6),
        st.sampled_from(["", " COLLATE NOCASE", " COLLATE RTRIM"]))
 @example([("m", 0), ("M", 0)], [("p", "m"), ("P", "M"), ("p", "m")], " COLLATE NOCASE")  # m's parts not adjacent
-def test_the_readers_word_that_ids_are_unique_is_never_wrong(rows_m: list[tuple], rows_p: list[tuple],
-                                                             collate: str) -> None:
-    """`OcSession.ids_unique` lets the conversation skip its check for repeated ids: it must never
-    say True when ids repeat, whatever order the columns' collation gives the rows."""
+def test_each_part_joins_the_message_its_id_names_whatever_the_collation(rows_m: list[tuple], rows_p: list[tuple],
+                                                                          collate: str) -> None:
+    """The part loop switches message when the row's message_id changes: under a collation that
+    orders rows unlike Python (or with repeated ids) a message's parts may come apart, and each
+    must still join the message its message_id names exactly (the last of a repeated id), in the
+    order the query gives them."""
     import sqlite3
 
-    from transcript_doctor.stores.opencode.checks import _ids_repeat
     from transcript_doctor.stores.opencode.reader import DbReader, SessionRow
-    from transcript_doctor.stores.opencode.runs import analyse
 
     conn = sqlite3.connect(":memory:")
     conn.execute(f"CREATE TABLE message (id TEXT{collate}, session_id, time_created, data)")
@@ -179,11 +179,16 @@ def test_the_readers_word_that_ids_are_unique_is_never_wrong(rows_m: list[tuple]
     conn.executemany("INSERT INTO message VALUES (?, 's', ?, '{\"role\": \"user\"}')", rows_m)
     conn.executemany("INSERT INTO part VALUES (?, ?, 's', '{\"type\": \"text\", \"text\": \"x\"}')", rows_p)
     session = DbReader(conn, ":memory:").read_session(SessionRow("s", None, None, None))
-    view = analyse(session, False)
-    repeated = _ids_repeat(view, {m.id: m for m in session.messages})
-    assert not (session.ids_unique and repeated)
-    if not collate and not repeated:  # the plain case: the reader's word is what the conversation uses
-        assert session.ids_unique
+    last = {m.id: m for m in session.messages}
+    expected: dict[str, list[str]] = {}
+    query = ("SELECT id, message_id FROM part WHERE message_id IN (SELECT id FROM message WHERE session_id = 's') "
+             "ORDER BY message_id, id")
+    for pid, mid in conn.execute(query):
+        if mid in last:
+            expected.setdefault(mid, []).append(pid)
+    for msg in session.messages:
+        assert [p.id for p in msg.parts] == (expected.get(msg.id, []) if last[msg.id] is msg else [])
+        assert all(p.message_id == msg.id for p in msg.parts)
 
 
 @given(st.one_of(st.integers(-(2**70), 2**70), st.floats(), st.booleans(), st.none(), st.text(max_size=2),

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 from .model import Fix, Loc, Message, Part, ToolCall
 from .value_types import FrozenValue
 
-__all__ = ["Conversation", "Editor", "Message", "Part", "Repair", "RepairWhen", "Source", "ToolCall"]
+__all__ = ["Conversation", "Editor", "Locator", "Message", "Part", "Repair", "RepairWhen", "Source", "ToolCall"]
 
 # Where a message or record lives in its store: file line range, or table and row.
 Source = Loc
@@ -83,6 +83,14 @@ class Editor(Protocol):
         """Add an error tool result ("interrupted") for `call` of assistant `msg` (W103)."""
 
 
+class Locator(Protocol):
+    """Where a message of a conversation, or one of its parts, lives in the store, asked only when
+    a finding names it: `(location, evidence naming it)`. A store that gives its conversation a
+    locator need not place every message and part as it builds them (`Conversation.where`)."""
+
+    def __call__(self, msg: Message, part: int | None) -> tuple[Loc, dict[str, Any]]: ...
+
+
 class NoEdits:
     """An `Editor` for stores that cannot be healed: every fix is unavailable."""
 
@@ -114,16 +122,18 @@ class Conversation:
     rules never report them as errors. `codes`: the shared rule codes that apply to this runtime
     (None: all of them; a runtime that merges consecutive assistants leaves out W109). `live`:
     the writer may still be appending, so a problem at the very end may be work in progress.
-    `target`: the provider API the request goes to, when the store knows it.
+    `target`: the provider API the request goes to, when the store knows it. `locator`: where a
+    message or part lives, for a store that leaves `Message.loc`, `Part.source` and their
+    `evidence` unset and places them only when a finding names them (`where`).
     """
 
     __slots__ = ("path", "format", "session", "messages", "repairs", "unsent", "editor", "codes",
-                 "empty_parts_vacuous", "live", "target")  # fmt: skip
+                 "empty_parts_vacuous", "live", "target", "locator")  # fmt: skip
 
     def __init__(self, path: str, format: str, session: str | None, messages: list[Message],
                  repairs: list[Repair] | None = None, unsent: list[Message] | None = None,
                  editor: Editor | None = None, codes: frozenset[str] | None = None, empty_parts_vacuous: bool = True,
-                 live: bool = False, target: str | None = None) -> None:  # fmt: skip
+                 live: bool = False, target: str | None = None, locator: Locator | None = None) -> None:  # fmt: skip
         self.path = path
         self.format = format
         self.session = session
@@ -135,3 +145,17 @@ class Conversation:
         self.empty_parts_vacuous = empty_parts_vacuous
         self.live = live
         self.target = target
+        self.locator = locator
+
+    def where(self, msg: Message, part: int | None = None) -> tuple[Loc, dict[str, Any]]:
+        """Where `msg` (its part `part`, when that is one of its parts) lives, and the evidence that
+        names it: the message's `loc` and `evidence`, the part's `source` (when set) and its
+        `evidence` over them; or what the conversation's locator says."""
+        if self.locator is not None:
+            return self.locator(msg, part)
+        loc, evidence = msg.loc, msg.evidence
+        if part is not None and part < len(msg.parts):
+            found = msg.parts[part]
+            loc = found.source or loc
+            evidence = {**evidence, **found.evidence}
+        return loc, evidence

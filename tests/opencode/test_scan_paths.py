@@ -1,8 +1,8 @@
 """The OpenCode scan's short cuts are pinned to the general paths they stand for.
 
-* The projection locates every request message and part at the OpenCode message and part behind
-  it while it builds them; `checks._relocate` (an id lookup, the general rule) must find the same
-  places, and where ids repeat `conversation` must hand over what `_relocate` gives.
+* The projection leaves its messages and parts unplaced; the conversation's locator places one
+  when a finding names it. Its findings must equal those of the same messages placed up front by
+  an id lookup (the general rule), and with unique ids each part is placed at its own source.
 * `first_position` / `part_position`, derived from the shared-model messages, must equal what the
   request (`wire`) says: the first position naming each message and part.
 * A run's verdict reads the merged run evidence only for an empty final text: the verdict must be
@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 
 from tests.opencode.sessions import sessions
 from tests.test_opencode_support import fixture_schema
+from transcript_doctor.conversation import Conversation
 from transcript_doctor.model import Loc
+from transcript_doctor.rules.engine import check_conversation
 from transcript_doctor.stores.opencode import checks, completion, projection
 from transcript_doctor.stores.opencode.projection import project
 from transcript_doctor.stores.opencode.reader import DbReader, OcMessage, OcPart, OcSession, _decode_row, _message, open_db
@@ -35,36 +37,68 @@ from transcript_doctor.stores.opencode.runs import Evidence, analyse, build_runs
 STORE = SimpleNamespace(display="x.db", format="opencode-db")
 
 
-def _relocated(session: OcSession) -> list:
-    """The projection's messages located by the general rule (an id lookup per message and part)."""
-    view = analyse(copy.deepcopy(session))
-    checks._relocate(checks.Context(STORE, view), view.projection.messages)
-    return view.projection.messages
-
-
-@settings(max_examples=200, deadline=None)
-@given(sessions(repeat_ids=False))
-def test_with_unique_ids_the_projection_is_located_as_the_id_lookup_locates(session: OcSession) -> None:
-    assert project(session.messages).messages == _relocated(session)
+def _by_id_reference(conversation: Conversation, session: OcSession) -> Conversation:
+    """The conversation placed by hand, message by message and part by part, as the general rule
+    says (the last holder of an id, as an id lookup finds it), with no locator: what the engine
+    then reads from `Message.loc` / `Part.source` and their `evidence`."""
+    by_id = {m.id: m for m in session.messages}
+    messages = copy.deepcopy(conversation.messages)
+    for msg in messages:
+        oc = by_id.get(msg.extra["message_id"])
+        msg.loc = oc.loc if oc is not None else Loc()
+        msg.evidence = {"message_id": oc.id if oc is not None else None}
+        parts = {p.id: p for p in oc.parts} if oc is not None else {}
+        for part, pid in zip(msg.parts, msg.extra["part_of"]):
+            found = parts.get(pid)
+            part.source = found.loc if found is not None else None
+            part.evidence = {"part_id": pid}
+    return Conversation(conversation.path, conversation.format, conversation.session, messages,
+                        editor=conversation.editor, codes=conversation.codes)
 
 
 @settings(max_examples=200, deadline=None)
 @given(sessions())
-def test_the_conversation_is_located_as_the_id_lookup_locates(session: OcSession) -> None:
-    expected = _relocated(session)
-    assert checks.conversation(STORE, analyse(session)).messages == expected
+def test_the_locator_places_findings_where_the_placed_model_does(session: OcSession) -> None:
+    """Every shared rule's findings, placed by the locator when one is made, equal the findings
+    over the same messages placed up front (`Conversation.where` without a locator)."""
+    conversation = checks.conversation(STORE, analyse(session, False))
+    reference = _by_id_reference(conversation, session)
+    codes = checks.SHARED_CODES
+    assert list(check_conversation(conversation, codes)) == list(check_conversation(reference, codes))
 
 
-def test_repeated_ids_are_noticed() -> None:
+@settings(max_examples=200, deadline=None)
+@given(sessions(repeat_ids=False))
+def test_with_unique_ids_each_part_is_placed_at_the_part_it_was_projected_from(session: OcSession) -> None:
+    """`part_of` lines up with the projected parts: the part the locator names holds the text the
+    projected part carries (text and reasoning are carried as they are stored)."""
+    conversation = checks.conversation(STORE, analyse(session, False))
+    by_id = {m.id: m for m in session.messages}
+    by_place = {id(p.loc): p for m in session.messages for p in m.parts}
+    for msg in conversation.messages:
+        oc = by_id[msg.extra["message_id"]]
+        loc, evidence = conversation.where(msg)
+        assert loc is oc.loc and evidence == {"message_id": oc.id}
+        for index, part in enumerate(msg.parts):
+            loc, evidence = conversation.where(msg, index)
+            source = by_place[id(loc)]  # a part's own place, never its message's
+            assert any(source is p for p in oc.parts)
+            assert evidence == {"message_id": oc.id, "part_id": source.id}
+            if msg.role != "tool" and source.type in ("text", "reasoning"):
+                text = source.data.get("text")
+                assert part.text == (text if isinstance(text, str) else "")
+
+
+def test_repeated_ids_are_placed_at_their_last_holder() -> None:
     """Near miss of the above: where ids repeat, the lookup finds the last holder, not each one's own."""
     first = OcMessage("m", "s", {"role": "user"}, loc=Loc(row="m", table="message"))
     second = OcMessage("m", "s", {"role": "user"}, loc=Loc(row="m2", table="message"))
     for msg in (first, second):
         msg.parts.append(OcPart("p", "m", {"type": "text", "text": "hi"}, Loc(row=msg.loc.row, table="part")))
     session = OcSession("s", messages=[first, second])
-    view = analyse(session)
-    assert view.projection.messages[0].loc is first.loc
-    assert checks.conversation(STORE, view).messages[0].loc is second.loc
+    conversation = checks.conversation(STORE, analyse(session))
+    assert conversation.where(conversation.messages[0])[0] is second.loc
+    assert conversation.where(conversation.messages[0], 0)[0] is second.parts[0].loc
 
 
 def _wire_positions(wire: list) -> tuple[dict, dict]:
@@ -160,10 +194,13 @@ def test_the_reader_keeps_exactly_the_rows_the_general_decoder_reads(messages: l
     assert [f"{p.table}:{p.row}" for p in session.problems] == refused + part_refused
 
 
-def test_the_inline_message_equals_the_dataclass_message() -> None:
+def test_the_inline_message_equals_the_constructed_message() -> None:
     loc = Loc(row="m", table="message")
     for info in ({"role": "assistant"}, {"role": 7}, {}):
-        assert _message("m", "s", info, loc) == OcMessage("m", "s", info, [], loc)
+        built = _message("m", "s", info)
+        assert built == OcMessage("m", "s", info) == OcMessage("m", "s", info, [], loc)
+        assert built.loc == loc  # placed when first asked for: its row of the message table
+        assert built != OcMessage("m", "s", info, [], Loc(row="m2", table="message"))
 
 
 @settings(max_examples=200, deadline=None)

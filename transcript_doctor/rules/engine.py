@@ -64,12 +64,8 @@ def check_conversation(conversation: Conversation, codes: Collection[str]) -> It
 def hit_finding(conversation: Conversation, rule: Rule, hit: Hit) -> Finding:
     """A finding of `rule` located where the hit's message (or part) lives, with its fix."""
     msg = hit.msg
-    loc: Loc = msg.loc
-    evidence = {**hit.evidence, **msg.evidence}
-    if hit.part is not None and hit.part < len(msg.parts):
-        part = msg.parts[hit.part]
-        loc = part.source or loc
-        evidence.update(part.evidence)
+    loc, named = conversation.where(msg, hit.part)
+    evidence = {**hit.evidence, **named}
     return Finding(
         code=rule.code, name=rule.name, severity=rule.severity, message=hit.message,
         path=conversation.path, format=conversation.format, session=conversation.session,

@@ -108,41 +108,41 @@ class OpencodeEditor:
 
 
 def conversation(store: Any, view: SessionView) -> Conversation:
-    """The request OpenCode would send, each message located at the OpenCode message behind it."""
+    """The request OpenCode would send, each message placed at the OpenCode message behind it when
+    a finding names it (`Locator`)."""
     ctx = Context(store, view)
-    if not view.session.ids_unique and _ids_repeat(view, ctx.by_id):
-        _relocate(ctx, view.projection.messages)
     return Conversation(store.display, store.format, view.session.id, view.projection.messages,
-                        editor=OpencodeEditor(ctx), codes=SHARED_CODES)
+                        editor=OpencodeEditor(ctx), codes=SHARED_CODES, locator=Locator(ctx))
 
 
-def _ids_repeat(view: SessionView, by_id: dict[str, OcMessage]) -> bool:
-    """Whether two messages, or two parts of one message, share an id (a damaged store or export)."""
-    messages = view.session.messages
-    if len(by_id) != len(messages):
-        return True
-    total = sum([len(m.parts) for m in messages])
-    if len({p.id for m in messages for p in m.parts}) == total:  # no part id repeats anywhere
-        return False
-    return any(len({p.id for p in m.parts}) != len(m.parts) for m in messages)
+class Locator:
+    """Where a projected message or part lives, found as OpenCode finds a row: by id. The message
+    is the one its `extra["message_id"]` names and the part that message's part its
+    `extra["part_of"]` names, the last holder of an id that repeats (a damaged store or export);
+    with unique ids, the very message and part it was projected from."""
 
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._parts: dict[str, dict[str, OcPart]] = {}
 
-def _relocate(ctx: Context, messages: list[Message]) -> None:
-    """Locate each request message where an id lookup finds it: with repeated ids that is the
-    last message, or part, holding the id (the projection located each at its own)."""
-    oc: OcMessage | None = None
-    parts: dict[str, OcPart] = {}
-    for msg in messages:
-        mid = msg.extra.get("message_id", "")
-        if oc is None or oc.id != mid:  # the request messages of one OpenCode message are adjacent
-            oc = ctx.by_id.get(mid)
-            parts = {p.id: p for p in oc.parts} if oc is not None else {}
-        msg.loc = oc.loc if oc is not None else Loc()
-        msg.evidence = {"message_id": oc.id if oc else None}
-        for part, pid in zip(msg.parts, msg.extra.get("part_of", ())):
-            found = parts.get(pid)
-            part.source = found.loc if found is not None else None
-            part.evidence = {"part_id": pid}
+    def __call__(self, msg: Message, part: int | None) -> tuple[Loc, dict[str, Any]]:
+        oc = self.ctx.by_id.get(msg.extra.get("message_id", ""))
+        loc = oc.loc if oc is not None else Loc()
+        evidence: dict[str, Any] = {"message_id": oc.id if oc is not None else None}
+        part_of = msg.extra.get("part_of", ())
+        if part is not None and part < min(len(msg.parts), len(part_of)):
+            pid = part_of[part]
+            found = self._parts_of(oc).get(pid) if oc is not None else None
+            if found is not None:
+                loc = found.loc
+            evidence["part_id"] = pid
+        return loc, evidence
+
+    def _parts_of(self, oc: OcMessage) -> dict[str, OcPart]:
+        parts = self._parts.get(oc.id)
+        if parts is None:
+            parts = self._parts[oc.id] = {p.id: p for p in oc.parts}
+        return parts
 
 
 def session_pass(store: Any) -> SessionPass[SessionView]:

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from ...encode import dumps
-from ...model import Message, Part, ToolCall, make_call, make_message, make_part
+from ...model import Loc, Message, Part, ToolCall, make_call, make_message, make_part
 from .reader import OcMessage, OcPart
 
 COMPACTION_PROMPT = "What did we do so far?"
@@ -43,8 +43,10 @@ class Projection:
     """The request OpenCode would send for one session, in two shapes built in one walk.
 
     `wire`: the request, position == index (built only when asked for: a scan reads `messages`
-    alone). `messages`: the shared model the conversation rules read, each message and part
-    already located at the OpenCode message and part behind it. `first_position` /
+    alone). `messages`: the shared model the conversation rules read. They are not located as
+    they are built (most are never named by a finding): `extra` names the OpenCode message behind
+    each (`message_id`) and the part behind each of its parts (`part_of`), and the conversation's
+    locator (`checks.Locator`) places one when a finding asks. `first_position` /
     `part_position` (OpenCode message / part id -> its first position) are derived from
     `messages` when first asked for: only a finding needs them.
     """
@@ -163,9 +165,13 @@ def _error_name(msg: OcMessage) -> Any:
     return error.get("name") if isinstance(error, dict) else str(error)
 
 
-def _located(kind: str, text: str, p: OcPart, signed: bool = False) -> Part:
-    """A shared-model part located at the OpenCode part behind it."""
-    return make_part(kind, text, signed, p.loc, {"part_id": p.id})
+UNPLACED = Loc()  # `Message.loc` of every projected message: the locator places it (read-only)
+NAMED_LATER: dict[str, Any] = {}  # `evidence` of every projected message and part: the locator names it (read-only)
+
+
+def _part(kind: str, text: str, signed: bool = False) -> Part:
+    """A shared-model part; `part_of` names the OpenCode part behind it."""
+    return make_part(kind, text, signed, None, NAMED_LATER)
 
 
 def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, Any]] | None, part_ids: list[str],
@@ -179,8 +185,8 @@ def _emit(out: Projection, msg: OcMessage, role: str, content: list[dict[str, An
     mid = msg.id
     if content is not None:
         out.wire.append({"role": role, "content": content, "origin": {"message": mid, "parts": part_ids}})
-    out.messages.append(make_message(role, parts, calls, None, False, msg.loc, position,
-                                     {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, {"message_id": mid}))
+    out.messages.append(make_message(role, parts, calls, None, False, UNPLACED, position,
+                                     {"message_id": mid, "part_ids": part_ids, "part_of": part_of}, NAMED_LATER))
     return position
 
 
@@ -195,19 +201,19 @@ def _user(out: Projection, msg: OcMessage) -> None:
             text = d.get("text")
             if not isinstance(text, str):
                 text = ""
-            parts.append(_located("text", text, p))
+            parts.append(_part("text", text))
             if wire is not None:
                 wire.append({"type": "text", "text": text})
         elif kind == "text":
             out.anomalies.append({"kind": "ignored_part_dropped", "message": msg.id, "part": p.id})
             continue
         elif kind == "file" and d.get("mime") not in ("text/plain", "application/x-directory"):
-            parts.append(_located("media", "", p))
+            parts.append(_part("media", ""))
             if wire is not None:
                 wire.append({"type": "file", "mediaType": d.get("mime"), "filename": d.get("filename")})
         elif kind == "compaction" or kind == "subtask":
             text = COMPACTION_PROMPT if kind == "compaction" else SUBTASK_PROMPT
-            parts.append(_located("text", text, p))
+            parts.append(_part("text", text))
             if wire is not None:
                 wire.append({"type": "text", "text": text})
         else:
@@ -296,12 +302,12 @@ def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool)
             ids.append(pid)
             part_of.append(pid)
             if kind == "text":
-                parts.append(make_part("text", text, False, p.loc, {"part_id": pid}))  # `_located`, written out: the hot path
+                parts.append(make_part("text", text, False, None, NAMED_LATER))  # `_part`, written out: the hot path
                 if wire is not None:
                     wire.append({"type": "text", "text": text})
             else:
                 signed = same_model and is_signed(d)
-                parts.append(make_part("reasoning", text, signed, p.loc, {"part_id": pid}))
+                parts.append(make_part("reasoning", text, signed, None, NAMED_LATER))
                 if wire is not None:
                     wire.append({"type": "reasoning", "text": text, "signed": signed})
             continue
@@ -315,7 +321,7 @@ def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool)
             wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
         if _provider_executed(d):  # the provider ran it: its result travels inline
             part_of.append(p.id)
-            parts.append(_located("other", result[0], p))
+            parts.append(_part("other", result[0]))
             if wire is not None:
                 wire.append({"type": "tool-result", "toolCallId": call.id, "toolName": call.name,
                              "output": {"type": "error-text" if result[1] else "text", "value": result[0]}})
@@ -348,10 +354,8 @@ def _tool_results(out: Projection, msg: OcMessage, position: int,
             for _, call, (text, err, _) in results
         ]
         out._wire.append({"role": "tool", "content": content, "origin": {"message": mid, "parts": [p.id for p, _, _ in results]}})
-    loc = msg.loc
     for p, call, (text, err, placeholder) in results:
-        pid = p.id
-        ids = [pid]
+        ids = [p.id]
         out.messages.append(make_message(
-            "tool", [make_part("text", text, False, p.loc, {"part_id": pid})], [], call.id, err, loc, position + 1,
-            {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, {"message_id": mid}))
+            "tool", [make_part("text", text, False, None, NAMED_LATER)], [], call.id, err, UNPLACED, position + 1,
+            {"message_id": mid, "part_ids": ids, "part_of": ids, "placeholder": placeholder}, NAMED_LATER))

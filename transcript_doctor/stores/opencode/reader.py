@@ -74,18 +74,40 @@ class OcPart:
         return f"OcPart(id={self.id!r}, message_id={self.message_id!r}, type={self.type!r}, loc={self.loc!r})"
 
 
-@dataclass(slots=True)
 class OcMessage:
-    id: str
-    session_id: str
-    info: dict[str, Any]
-    parts: list[OcPart] = field(default_factory=list)
-    loc: Loc = field(default_factory=Loc)
-    role: str = field(init=False)  # info["role"] when it is text, else "" (read once: every pass asks)
+    """One message: its ids, its `info` and `role` (`info["role"]` when it is text, else ""), its
+    parts, and where it lives (`loc`). `loc` None: its row of the message table, built when first
+    asked for (as a part's: only a finding names it)."""
 
-    def __post_init__(self) -> None:
-        r = self.info.get("role")
+    __slots__ = ("id", "session_id", "info", "parts", "role", "_loc")
+
+    def __init__(self, id: str, session_id: str, info: dict[str, Any], parts: list[OcPart] | None = None,
+                 loc: Loc | None = None) -> None:  # fmt: skip
+        self.id = id
+        self.session_id = session_id
+        self.info = info
+        self.parts: list[OcPart] = [] if parts is None else parts
+        r = info.get("role")
         self.role = r if isinstance(r, str) else ""
+        self._loc = loc
+
+    @property
+    def loc(self) -> Loc:
+        loc = self._loc
+        if loc is None:
+            loc = self._loc = make_loc(None, None, self.id, MESSAGE_TABLE)
+        return loc
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not OcMessage:
+            return NotImplemented
+        return (self.id, self.session_id, self.info, self.parts, self.role, self.loc) == (
+            other.id, other.session_id, other.info, other.parts, other.role, other.loc)  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"OcMessage(id={self.id!r}, role={self.role!r}, parts={len(self.parts)}, loc={self.loc!r})"
 
 
 @dataclass(slots=True)
@@ -106,9 +128,6 @@ class OcSession:
     parent_id: str | None = None
     messages: list[OcMessage] = field(default_factory=list)
     problems: list[RecordProblem] = field(default_factory=list)
-    # True: the reader saw that no two messages, and no two parts of one message, share an id
-    # (it read them in strictly ascending id order). False: not known; whoever needs it checks.
-    ids_unique: bool = False
 
 
 # --------------------------------------------------------------------------- decoding
@@ -224,9 +243,7 @@ class DbReader:
     def _read(self, row: SessionRow) -> OcSession:
         session = OcSession(row.id, row.title, row.parent_id)
         try:
-            by_id = self._read_messages(session)
-            ascending = self._attach_parts(session, by_id)
-            session.ids_unique = ascending and len(by_id) == len(session.messages)
+            self._attach_parts(session, self._read_messages(session))
         except sqlite3.OperationalError as exc:
             if self.conn.text_factory is str and str(exc).startswith(_UNDECODABLE):
                 raise  # `read_session` reads the session again, as `decode_text` reads text
@@ -250,14 +267,13 @@ class DbReader:
                 if info is None:
                     session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
                     continue
-            msg = _message(mid, sid, info, make_loc(None, None, mid, MESSAGE_TABLE))
+            msg = _message(mid, sid, info)
             messages.append(msg)
             by_id[mid] = msg
         return by_id
 
-    def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> bool:
-        """Each readable part appended to its message; True when the parts came in strictly
-        ascending (message id, part id) order (then no message holds a part id twice)."""
+    def _attach_parts(self, session: OcSession, by_id: dict[str, OcMessage]) -> None:
+        """Each readable part appended to its message (the last message of a repeated id)."""
         # A part belongs to the message its message_id names (as OpenCode hydrates it), whatever
         # its own session_id says; the (message_id, id) index serves this as well as part.session_id.
         sql = (
@@ -268,16 +284,12 @@ class DbReader:
         current: OcMessage | None = None
         parts: list[OcPart] = []
         new, part_class = _new, OcPart
-        ascending, last_mid, last_pid = True, "", ""  # ids read are text: `_shallow_object`/`_general_row`
         for pid, mid, raw in self.conn.execute(sql, (sid,)):
             if current is None or current.id != mid:
                 current = by_id.get(mid)
                 if current is None:
                     continue  # its message row was unreadable (already reported)
                 parts = current.parts
-                if mid <= last_mid:  # SQLite's order is not Python's (a collation), or ids repeat
-                    ascending = False
-                last_mid, last_pid = mid, ""
             data = _shallow_object(raw, pid)
             if data is None:
                 data, problem = _general_row(raw, pid)
@@ -289,10 +301,6 @@ class DbReader:
             part.id, part.message_id, part.data, part._loc = pid, mid, data, None
             part.type = kind if kind.__class__ is str else ""
             parts.append(part)
-            if pid <= last_pid:
-                ascending = False
-            last_pid = pid
-        return ascending
 
 
 def _shallow_object(raw: Any, rid: Any) -> dict[str, Any] | None:
@@ -333,10 +341,10 @@ _SHALLOW = 2 * (values.MAX_DEPTH + 1)  # a JSON text this short cannot nest deep
 _new = object.__new__
 
 
-def _message(mid: str, sid: str, info: dict[str, Any], loc: Loc) -> OcMessage:
-    """An `OcMessage` without the dataclass `__init__` and `__post_init__` (the reader's hot path);
-    equal to `OcMessage(mid, sid, info, [], loc)` (pinned by tests/test_opencode_reader_fast.py)."""
+def _message(mid: str, sid: str, info: dict[str, Any]) -> OcMessage:
+    """An `OcMessage` without a call of `__init__` (the reader's hot path); equal to
+    `OcMessage(mid, sid, info)` (pinned by tests/test_opencode_reader_fast.py)."""
     msg = _new(OcMessage)
     role = info.get("role")
-    msg.id, msg.session_id, msg.info, msg.parts, msg.loc, msg.role = mid, sid, info, [], loc, role if role.__class__ is str else ""
+    msg.id, msg.session_id, msg.info, msg.parts, msg._loc, msg.role = mid, sid, info, [], None, role if role.__class__ is str else ""
     return msg
