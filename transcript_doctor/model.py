@@ -101,6 +101,13 @@ class Message(Value):
         return "".join(p.text for p in self.parts if p.kind == "text")
 
 
+# A conversation with a locator (`conversation.Locator`) places its messages and parts only when a
+# finding names them. Until then a message's `loc` is this one and its (and its parts') `evidence`
+# this mapping: shared by all of them, so nothing may change either (tests/test_unplaced.py).
+UNPLACED = Loc()
+NAMED_LATER: dict[str, Any] = {}
+
+
 # Readers build these four by the thousand. Calling a Python class costs about twice what `__new__`
 # and the slot assignments cost (CPython 3.11 does not inline `__init__`), so the hot paths use
 # the functions below: each is its constructor with every field given, and builds an object equal

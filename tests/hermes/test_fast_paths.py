@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from tests.test_hermes_reader_fast import cells as reader_cells
 from transcript_doctor.encode import dumps
-from transcript_doctor.model import Loc, Message, Part, ToolCall
+from transcript_doctor.model import UNPLACED, Loc, Message, Part, ToolCall
 from transcript_doctor.stores.hermes.content import (
     EMPTY_RESPONSE_SENTINEL,
     LEAKED_SENTINEL_PREFIX_RE,
@@ -243,8 +243,7 @@ def _reference_build(rows: list[Row], lineage: bool) -> tuple[list[tuple[Any, di
             skip_reply = False
             continue
         skip_reply = False
-        loc = Loc(None, None, row.id, "messages")
-        entries.append((row.id, wire, _reference_message(row, wire, REQUEST_OFFSET + len(entries), loc)))
+        entries.append((row.id, wire, _reference_message(row, wire, REQUEST_OFFSET + len(entries), UNPLACED)))
     return entries, dropped
 
 

@@ -53,10 +53,7 @@ class SessionScan:
     actions: dict[tuple, list[plan.Action]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.entries, _dropped = build(self.rows, export=self.export)  # messages keep their row and Loc
-        if self.export:
-            for e in self.entries:
-                e.message.evidence["message_id"] = e.row.id
+        self.entries, _dropped = build(self.rows)  # each message keeps its row (`extra["row"]`), which places it
 
     def loc_of(self, row: Row | None) -> Loc:
         if row is None:
@@ -65,10 +62,17 @@ class SessionScan:
             return Loc(line=row.line)
         return Loc(row=row.id, table="messages")
 
+    def place(self, msg: Message, part: int | None) -> tuple[Loc, dict[str, Any]]:
+        """Where a message of the conversation lives (`conversation.Locator`): its row (the line of
+        an export, named by its message id too); a part lives in its message's row."""
+        row = msg.extra.get("row")
+        return self.loc_of(row), {"message_id": row.id} if self.export and row is not None else {}
+
     def conversation(self) -> Conversation:
         """The request Hermes would send on resume, for the shared rules."""
         editor = NoEdits() if self.export else HermesEditor(self)
-        return Conversation(self.path, self.format, self.session, [e.message for e in self.entries], editor=editor)
+        return Conversation(self.path, self.format, self.session, [e.message for e in self.entries], editor=editor,
+                            locator=self.place)
 
     def make(self, code: str, text: str, msg: Message | None, *, actions: list[plan.Action],
              evidence: dict[str, Any] | None = None, row: Row | None = None) -> Finding:

@@ -149,7 +149,7 @@ class HermesExportStore(Store):
 
         sid = session or (self._lines[0][2] if len(self._lines) == 1 else None)
         for _, rows in self.iter_sessions([sid] if sid else []):
-            entries, _ = build(rows, export=True)
+            entries, _ = build(rows)
             for e in entries:
                 if e.message.position == position:
                     return {"session": sid, "line": e.row.line, "end_line": e.row.line, "row": None,

@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import values
 from ...encode import dumps
-from ...model import Loc, Message, Part, ToolCall
+from ...model import NAMED_LATER, Loc, Message, Part, ToolCall
 from .content import MEDIA_PART_TYPES, NON_VISIBLE_PART_TYPES, is_stale_marker, part_type, resumed_text
 from .rows import Row
 
@@ -163,7 +163,9 @@ def is_placeholder_text(text: str) -> bool:
 
 def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
     """The shared-model message of a row Hermes sends (`content`: its `wire_content`);
-    `extra["row"]` keeps the row. Built slot by slot (the fields of `Message(...)`)."""
+    `extra["row"]` keeps the row, which places it (`checks.SessionScan.place`: the scan passes
+    `model.UNPLACED` as `loc`, and the evidence is named then). Built slot by slot (the fields of
+    `Message(...)`)."""
     role = row.role
     if row.api_content is not None:
         content = row.api_content
@@ -174,7 +176,7 @@ def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
             part.text = content
             part.signed = False
             part.source = None
-            part.evidence = {}
+            part.evidence = NAMED_LATER
             parts = [part]
         else:
             parts = []
@@ -196,5 +198,5 @@ def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
     message.loc = loc
     message.position = position
     message.extra = extra
-    message.evidence = {}
+    message.evidence = NAMED_LATER
     return message

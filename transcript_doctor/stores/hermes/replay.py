@@ -16,14 +16,14 @@ def replay_session(store: Any, session_id: str, rows: list[Row]) -> dict[str, An
     """One replay object: the resumed history, what was left out and why, and the lineage view."""
     sessions = store.sessions
     info = sessions.get(session_id)
-    entries, dropped = build(rows, export=store.format == "hermes-export")
+    entries, dropped = build(rows)
     chain = lineage(sessions, session_id)
     lineage_history = None
     if len(chain) > 1:
         chain_rows = sorted(
             (r for _, rs in store.iter_sessions(chain) for r in rs), key=lambda r: id_order(r.id)
         )
-        merged, _ = build(chain_rows, lineage=True, export=store.format == "hermes-export")
+        merged, _ = build(chain_rows, lineage=True)
         lineage_history = [e.wire for e in merged]
     return json_safe({
         "format": store.format,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...model import Loc, Message
+from ...model import UNPLACED, Message
 from .content import EMPTY_TOOL_RESPONSE_NUDGE, MEMORY_NOTE, head_startswith, is_stale_marker, sanitize_context
 from .messages import hermes_dict, json_or_raw, to_message, wire_content
 from .reader import SessionInfo
@@ -74,7 +74,7 @@ def _dedupe_replayed_users(rows: Iterable[Row], inactive: list[Dropped], dropped
     return kept
 
 
-def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -> tuple[list[Entry], list[Dropped]]:
+def build(rows: Iterable[Row], *, lineage: bool = False) -> tuple[list[Entry], list[Dropped]]:
     """The conversation Hermes resumes from `rows` (id-ordered), and the rows it leaves out
     (the inactive ones first, then the replayed users, then the harness rows, each in row order).
 
@@ -88,7 +88,6 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
     entries: list[Entry] = []
     append = entries.append
     new = Entry.__new__
-    new_loc = Loc.__new__
     skip_reply = False
     position = REQUEST_OFFSET
     for row in rows:
@@ -129,14 +128,7 @@ def build(rows: Iterable[Row], *, lineage: bool = False, export: bool = False) -
         entry = new(Entry)
         entry.row = row
         entry.content = content
-        if export:
-            loc = Loc(row.line)
-        else:  # `Loc(None, None, row.id, "messages")`, slot by slot
-            loc = new_loc(Loc)
-            loc.line = loc.end_line = None
-            loc.row = row.id
-            loc.table = "messages"
-        entry.message = to_message(row, content, position, loc)
+        entry.message = to_message(row, content, position, UNPLACED)  # placed by `SessionScan.place`
         entry._wire = None
         append(entry)
         position += 1

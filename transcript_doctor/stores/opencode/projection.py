@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from ...encode import dumps
-from ...model import Loc, Message, Part, ToolCall, make_call, make_message, make_part
+from ...model import NAMED_LATER, UNPLACED, Message, Part, ToolCall, make_call, make_message, make_part
 from .reader import OcMessage, OcPart
 
 COMPACTION_PROMPT = "What did we do so far?"
@@ -163,10 +163,6 @@ def project(messages: list[OcMessage], wire: bool = True) -> Projection:
 def _error_name(msg: OcMessage) -> Any:
     error = msg.info.get("error")
     return error.get("name") if isinstance(error, dict) else str(error)
-
-
-UNPLACED = Loc()  # `Message.loc` of every projected message: the locator places it (read-only)
-NAMED_LATER: dict[str, Any] = {}  # `evidence` of every projected message and part: the locator names it (read-only)
 
 
 def _part(kind: str, text: str, signed: bool = False) -> Part:
