@@ -40,12 +40,42 @@ _UNDECODABLE = "Could not decode to UTF-8"  # sqlite3's error for TEXT that `str
 REQUIRED = {MESSAGE_TABLE: ("id", "session_id", "data"), PART_TABLE: ("id", "message_id", "data")}
 
 
-class OcPart:
-    """One part: its ids, its `data` and `type` (`data["type"]` when it is text, else ""), and where
-    it lives (`loc`). `loc` None: its row of the part table, built when first asked for (most
-    parts are never located: only a finding about one is)."""
+class _Row:
+    """A message or part row: located at its row of `TABLE` (`loc`), built when first asked for
+    (most rows are never located: only a finding names one), and compared field by field over
+    `FIELDS` and `loc`, as the dataclasses these classes replace were."""
+
+    __slots__ = ()
+    TABLE: str
+    FIELDS: tuple[str, ...]
+    id: str
+    _loc: Loc | None
+
+    @property
+    def loc(self) -> Loc:
+        loc = self._loc
+        if loc is None:
+            loc = self._loc = make_loc(None, None, self.id, self.TABLE)
+        return loc
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (*[getattr(self, name) for name in self.FIELDS], self.loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+
+class OcPart(_Row):
+    """One part: its ids, its `data`, its `type` (`data["type"]` when it is text, else "") and
+    where it lives (`loc`: its row of the part table unless given)."""
 
     __slots__ = ("id", "message_id", "data", "type", "_loc")
+    TABLE = PART_TABLE
+    FIELDS = ("id", "message_id", "data", "type")
 
     def __init__(self, id: str, message_id: str, data: dict[str, Any], loc: Loc | None = None) -> None:
         self.id = id
@@ -55,31 +85,17 @@ class OcPart:
         self.type = t if isinstance(t, str) else ""
         self._loc = loc
 
-    @property
-    def loc(self) -> Loc:
-        loc = self._loc
-        if loc is None:
-            loc = self._loc = make_loc(None, None, self.id, PART_TABLE)
-        return loc
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not OcPart:
-            return NotImplemented
-        return (self.id, self.message_id, self.data, self.type, self.loc) == (
-            other.id, other.message_id, other.data, other.type, other.loc)  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
-
     def __repr__(self) -> str:
         return f"OcPart(id={self.id!r}, message_id={self.message_id!r}, type={self.type!r}, loc={self.loc!r})"
 
 
-class OcMessage:
-    """One message: its ids, its `info` and `role` (`info["role"]` when it is text, else ""), its
-    parts, and where it lives (`loc`). `loc` None: its row of the message table, built when first
-    asked for (as a part's: only a finding names it)."""
+class OcMessage(_Row):
+    """One message: its ids, its `info`, its `role` (`info["role"]` when it is text, else ""), its
+    parts and where it lives (`loc`: its row of the message table unless given)."""
 
     __slots__ = ("id", "session_id", "info", "parts", "role", "_loc")
+    TABLE = MESSAGE_TABLE
+    FIELDS = ("id", "session_id", "info", "parts", "role")
 
     def __init__(self, id: str, session_id: str, info: dict[str, Any], parts: list[OcPart] | None = None,
                  loc: Loc | None = None) -> None:  # fmt: skip
@@ -90,21 +106,6 @@ class OcMessage:
         r = info.get("role")
         self.role = r if isinstance(r, str) else ""
         self._loc = loc
-
-    @property
-    def loc(self) -> Loc:
-        loc = self._loc
-        if loc is None:
-            loc = self._loc = make_loc(None, None, self.id, MESSAGE_TABLE)
-        return loc
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not OcMessage:
-            return NotImplemented
-        return (self.id, self.session_id, self.info, self.parts, self.role, self.loc) == (
-            other.id, other.session_id, other.info, other.parts, other.role, other.loc)  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
 
     def __repr__(self) -> str:
         return f"OcMessage(id={self.id!r}, role={self.role!r}, parts={len(self.parts)}, loc={self.loc!r})"
