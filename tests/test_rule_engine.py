@@ -130,3 +130,39 @@ def test_kimi_builds_the_c201_fix_only_when_c201_is_selected(monkeypatch: pytest
     assert {f.code for f in w101} == {"W101"} and reads == []
     c201 = scan(str(SEED), ScanConfig(jobs=1, select=["C201"])).findings
     assert {f.code for f in c201} == {"C201"} and reads
+
+
+def _blank_part_beside_text() -> Conversation:
+    """A W102 hit on part 1 of the assistant message, whose parts carry places of their own."""
+    answer = Message("assistant", [Part("text", "an answer"), Part("text", " ", source=Loc(row="p2", table="part"),
+                                                                    evidence={"part_id": "p2", "shared": "part"})],
+                     evidence={"message_id": "m2", "shared": "message"})
+    return convo(Message("user", [Part("text", "hi")]), answer)
+
+
+def test_a_finding_is_placed_at_its_part_with_the_part_s_evidence_over_the_message_s() -> None:
+    conversation = _blank_part_beside_text()
+    (found,) = check_conversation(conversation, {"W102"})
+    assert (found.row, found.table, found.line) == ("p2", "part", None)
+    named = {k: found.evidence[k] for k in ("message_id", "part_id", "shared")}
+    assert named == {"message_id": "m2", "part_id": "p2", "shared": "part"}
+    assert list(found.evidence)[:2] == ["part_index", "text"]  # the hit's own evidence first, as before
+    msg = conversation.messages[1]
+    assert conversation.where(msg) == (msg.loc, msg.evidence)
+    assert conversation.where(msg, 0)[0] is msg.loc  # a part with no place of its own is its message's
+    assert conversation.where(msg, 9) == (msg.loc, msg.evidence)  # (an index that is not a part)
+
+
+def test_a_conversation_s_locator_places_its_findings() -> None:
+    conversation = _blank_part_beside_text()
+    asked: list[tuple[int | None, int | None]] = []
+
+    def locate(msg: Message, part: int | None) -> tuple[Loc, dict]:
+        asked.append((msg.position, part))
+        return Loc(row=f"r{msg.position}.{part}", table="t"), {"placed": True}
+
+    conversation.locator = locate
+    (found,) = check_conversation(conversation, {"W102"})
+    assert asked == [(1, 1)]  # asked once, for the finding only
+    assert (found.row, found.table) == ("r1.1", "t")
+    assert found.evidence["placed"] is True and "message_id" not in found.evidence
