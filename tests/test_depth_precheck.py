@@ -8,12 +8,18 @@ into a record problem (test at the end, for the stores whose rows are longest).
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+from pathlib import Path
+
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.stores import FIXTURES
 from transcript_doctor import values
+from transcript_doctor.core import ScanConfig, scan
 
 LIMIT = values.MAX_DEPTH
 LONG = values.LONG_TEXT
@@ -97,14 +103,8 @@ def test_the_verdict_is_the_bracket_count_wherever_it_is_not_ruled_out_by_length
 
 @pytest.mark.parametrize("padding", [0, 700, LONG])
 @pytest.mark.parametrize("shape", ["objects", "arrays"])
-def test_an_opencode_row_nested_too_deep_is_a_record_problem(tmp_path, padding: int, shape: str) -> None:
+def test_an_opencode_row_nested_too_deep_is_a_record_problem(tmp_path: Path, padding: int, shape: str) -> None:
     """The OpenCode reader takes a row's data straight from orjson when the pre-check clears it."""
-    import shutil
-    import sqlite3
-
-    from tests.stores import FIXTURES
-    from transcript_doctor.core import ScanConfig, scan
-
     path = tmp_path / "opencode.db"
     shutil.copy(FIXTURES / "opencode" / "opencode.db", path)
     deep = _objects(LIMIT) if shape == "objects" else b"[" * LIMIT + b"]" * LIMIT

@@ -45,8 +45,7 @@ def _placed_up_front(conversation: Conversation) -> Conversation:
     for msg, ((loc, evidence), parts) in zip(conversation.messages, places):
         msg.loc, msg.evidence = loc, evidence
         for part, (source, named) in zip(msg.parts, parts):
-            part.source = source
-            part.evidence = {k: v for k, v in named.items() if evidence.get(k, part) != v}
+            part.source, part.evidence = source, named  # (the message's evidence is a part of it)
     return Conversation(conversation.path, conversation.format, conversation.session, conversation.messages,
                         editor=conversation.editor, codes=conversation.codes)
 
@@ -62,3 +61,38 @@ def test_findings_are_placed_where_placed_messages_put_them(fixture: str) -> Non
     finally:
         store.close()
     assert UNPLACED == Loc() and NAMED_LATER == {}
+
+
+@pytest.mark.parametrize("fixture", LOCATED_LATER)
+def test_the_conversation_s_messages_are_handed_over_unplaced(fixture: str) -> None:
+    """What makes the scan cheaper: no message or part is given a place of its own as it is built."""
+    store = open_store(ROOT / fixture, fixture, Options())
+    try:
+        messages = [msg for conversation in store.conversations(Options()) for msg in conversation.messages]
+    finally:
+        store.close()
+    assert messages
+    assert all(msg.loc is UNPLACED and msg.evidence is NAMED_LATER for msg in messages)
+    assert all(part.source is None and not part.evidence for msg in messages for part in msg.parts)
+
+
+def test_an_opencode_scan_locates_only_the_rows_its_findings_name() -> None:
+    """A message or part row's location is built when first asked for; a scan asks only for the
+    rows it reports."""
+    from transcript_doctor.stores.opencode import checks
+
+    fixture = "fixtures/opencode/opencode.db"
+    store = open_store(ROOT / fixture, fixture, Options())
+    placed: set[object] = set()
+    named: set[object] = set()
+    try:
+        for view in store.views(Options()):
+            conversation = checks.conversation(store, view)
+            found = [*check_conversation(conversation, checks.SHARED_CODES),
+                     *checks.native_findings(store, view, checks.NATIVE_CODES)]
+            named |= {f.row for f in found}
+            rows = [row for msg in view.session.messages for row in (msg, *msg.parts)]
+            placed |= {row.id for row in rows if row._loc is not None}
+    finally:
+        store.close()
+    assert placed and placed <= named  # some rows were placed (for their findings), no other

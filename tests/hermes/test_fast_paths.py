@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from tests.test_hermes_reader_fast import cells as reader_cells
 from transcript_doctor.encode import dumps
-from transcript_doctor.model import UNPLACED, Loc, Message, Part, ToolCall
+from transcript_doctor.model import UNPLACED, Message, Part, ToolCall
 from transcript_doctor.stores.hermes.content import (
     EMPTY_RESPONSE_SENTINEL,
     LEAKED_SENTINEL_PREFIX_RE,
@@ -186,7 +186,7 @@ def rows(draw: st.DrawFn, count: int) -> list[Row]:
     return out
 
 
-def _reference_message(row: Row, wire: dict[str, Any], position: int, loc: Loc) -> Message:
+def _reference_message(row: Row, wire: dict[str, Any], position: int) -> Message:
     """`to_message` without its string short cut: every content through `content_parts`."""
     content = row.api_content if row.api_content is not None else wire["content"]
     parts = content_parts(content)
@@ -197,7 +197,7 @@ def _reference_message(row: Row, wire: dict[str, Any], position: int, loc: Loc) 
     if row.role == "tool":
         extra["placeholder"] = is_placeholder_text("".join(p.text for p in parts if p.kind == "text"))
     return Message(role=row.role, parts=parts, tool_calls=[tool_call(c) for c in row.tool_calls] if row.tool_calls else [],
-                   tool_call_id=row.tool_call_id if row.role == "tool" else None, loc=loc, position=position, extra=extra)
+                   tool_call_id=row.tool_call_id if row.role == "tool" else None, loc=UNPLACED, position=position, extra=extra)
 
 
 @settings(max_examples=300, deadline=None)
@@ -206,7 +206,7 @@ def test_to_message_matches_the_general_parts(one: list[Row]) -> None:
     row = one[0]
     wire = hermes_dict(row)
     assert wire["content"] == wire_content(row)
-    assert to_message(row, wire_content(row), 3, Loc(row=row.id)) == _reference_message(row, wire, 3, Loc(row=row.id))
+    assert to_message(row, wire_content(row), 3) == _reference_message(row, wire, 3)
 
 
 def _reference_build(rows: list[Row], lineage: bool) -> tuple[list[tuple[Any, dict[str, Any], Message]], list[Dropped]]:
@@ -243,7 +243,7 @@ def _reference_build(rows: list[Row], lineage: bool) -> tuple[list[tuple[Any, di
             skip_reply = False
             continue
         skip_reply = False
-        entries.append((row.id, wire, _reference_message(row, wire, REQUEST_OFFSET + len(entries), UNPLACED)))
+        entries.append((row.id, wire, _reference_message(row, wire, REQUEST_OFFSET + len(entries))))
     return entries, dropped
 
 

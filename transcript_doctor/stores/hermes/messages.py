@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import values
 from ...encode import dumps
-from ...model import NAMED_LATER, Loc, Message, Part, ToolCall
+from ...model import NAMED_LATER, UNPLACED, Message, Part, ToolCall
 from .content import MEDIA_PART_TYPES, NON_VISIBLE_PART_TYPES, is_stale_marker, part_type, resumed_text
 from .rows import Row
 
@@ -161,11 +161,10 @@ def is_placeholder_text(text: str) -> bool:
                                   or "no result provided" in lower)
 
 
-def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
-    """The shared-model message of a row Hermes sends (`content`: its `wire_content`);
-    `extra["row"]` keeps the row, which places it (`checks.SessionScan.place`: the scan passes
-    `model.UNPLACED` as `loc`, and the evidence is named then). Built slot by slot (the fields of
-    `Message(...)`)."""
+def to_message(row: Row, content: Any, position: int) -> Message:
+    """The shared-model message of a row Hermes sends (`content`: its `wire_content`), unplaced:
+    `extra["row"]` keeps the row, from which `checks.SessionScan.place` makes its location and
+    evidence when a finding names it. Built slot by slot (the fields of `Message(...)`)."""
     role = row.role
     if row.api_content is not None:
         content = row.api_content
@@ -195,7 +194,7 @@ def to_message(row: Row, content: Any, position: int, loc: Loc) -> Message:
     message.tool_calls = list(map(tool_call, row.tool_calls)) if row.tool_calls else []
     message.tool_call_id = row.tool_call_id if role == "tool" else None
     message.is_error = False
-    message.loc = loc
+    message.loc = UNPLACED
     message.position = position
     message.extra = extra
     message.evidence = NAMED_LATER

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...model import UNPLACED, Message
+from ...model import Message
 from .content import EMPTY_TOOL_RESPONSE_NUDGE, MEMORY_NOTE, head_startswith, is_stale_marker, sanitize_context
 from .messages import hermes_dict, json_or_raw, to_message, wire_content
 from .reader import SessionInfo
@@ -128,7 +128,7 @@ def build(rows: Iterable[Row], *, lineage: bool = False) -> tuple[list[Entry], l
         entry = new(Entry)
         entry.row = row
         entry.content = content
-        entry.message = to_message(row, content, position, UNPLACED)  # placed by `SessionScan.place`
+        entry.message = to_message(row, content, position)
         entry._wire = None
         append(entry)
         position += 1
