@@ -127,7 +127,7 @@ def _reference(conn: object) -> tuple[list[tuple], list[tuple]]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), st.integers(0, 3), MESSAGE_CELLS), max_size=4,
+@given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3", 7, b"m2"]), st.integers(0, 3), MESSAGE_CELLS), max_size=4,
                 unique_by=lambda r: r[0]),
        st.lists(st.tuples(ROW_IDS, st.sampled_from(["m1", "m2", "m3"]), ROW_CELLS), max_size=6))
 def test_the_inline_read_loops_read_as_row_data_reads(rows_m: list[tuple], rows_p: list[tuple]) -> None:

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.opencode.sessions import sessions
+from tests.opencode.sessions import ABSENT, sessions, single_run, single_runs
 from tests.test_opencode_support import fixture_schema
 from transcript_doctor.conversation import Conversation
 from transcript_doctor.model import Loc
@@ -121,6 +121,23 @@ def test_positions_derived_from_the_messages_are_the_requests(session: OcSession
 @settings(max_examples=200, deadline=None)
 @given(sessions())
 def test_a_verdict_is_the_one_the_merged_evidence_gives(session: OcSession) -> None:
+    _assert_verdicts_from_merged_evidence(session)
+
+
+@settings(max_examples=400, deadline=None)
+@given(single_runs())
+@example(single_run([(None, True, ABSENT, [{"type": "text", "text": "hi"}, {"type": "step-finish", "reason": " "}])]))
+@example(single_run([(None, True, " ", [{"type": "step-finish", "reason": "stop"}, {"type": "text", "text": "hi"},
+                                        {"type": "step-finish", "reason": "\u00a0"}])]))
+@example(single_run([(None, True, " Stop\u00a0", [{"type": "text", "text": "hi"}])]))
+@example(single_run([(None, True, "stop", [{"type": "text", "text": "Empty response: {'stop_reason': 'end_turn'}"}])]))
+def test_a_final_message_judged_in_one_pass_gets_the_general_verdict(session: OcSession) -> None:
+    """The commonest final (completed, unerrored, with text) is judged in one pass over its parts
+    (`runs._answered`): every finish shape, text flag and part mix must give `decide`'s verdict."""
+    _assert_verdicts_from_merged_evidence(session)
+
+
+def _assert_verdicts_from_merged_evidence(session: OcSession) -> None:
     for run in build_runs(session.messages):
         final = run.final
         if final is None:

@@ -267,8 +267,14 @@ def decide(info: dict[str, Any], parts: list[dict[str, Any]], run: Evidence | Ca
     if is_blank(text):
         reasons = work_evidence(run() if callable(run) else run)
         return Decision(EMPTY_WITH_WORK if reasons else EMPTY_RETRY_SAFE, reasons, text, finish)
+    return judge_text(text, finish, own.tool_activity)
+
+
+def judge_text(text: str, finish: str | None, tool_activity: bool) -> Decision:
+    """The verdict on a completed, unerrored final message whose visible text is not blank: an
+    answer only with no tool activity and a terminal finish reason."""
     reasons = []
-    if own.tool_activity:
+    if tool_activity:
         reasons.append("tool activity in the final message")
     if not is_terminal_finish(finish):
         reasons.append("finish missing" if finish is None else f"finish {finish!r} is not terminal")

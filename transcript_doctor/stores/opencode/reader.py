@@ -262,8 +262,11 @@ class DbReader:
         for mid, raw in self.conn.execute(
             f"SELECT id, CAST(data AS BLOB) FROM message WHERE session_id = ? ORDER BY {order}", (sid,)
         ):
-            info = _shallow_object(raw, mid)
-            if info is None:
+            try:  # `_shallow_object(raw, mid)`, written out as in `_attach_parts`
+                info = loads(raw) if raw.__class__ is bytes and mid.__class__ is str else None
+            except JSONDecodeError:
+                info = None
+            if info.__class__ is not dict or (len(raw) >= _SHALLOW and may_be_deep(raw)):
                 info, problem = _general_row(raw, mid)
                 if info is None:
                     session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
@@ -291,8 +294,12 @@ class DbReader:
                 if current is None:
                     continue  # its message row was unreadable (already reported)
                 parts = current.parts
-            data = _shallow_object(raw, pid)
-            if data is None:
+            # `_shallow_object(raw, pid)`, written out (the reader's hottest loop): its value or None
+            try:
+                data = loads(raw) if raw.__class__ is bytes and pid.__class__ is str else None
+            except JSONDecodeError:
+                data = None
+            if data.__class__ is not dict or (len(raw) >= _SHALLOW and may_be_deep(raw)):
                 data, problem = _general_row(raw, pid)
                 if data is None:
                     session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem))
@@ -307,7 +314,11 @@ class DbReader:
 def _shallow_object(raw: Any, rid: Any) -> dict[str, Any] | None:
     """The common row: a text id and a BLOB that orjson reads as an object too short, or with too
     few brackets, to nest deeper than the reader-boundary rule allows. None: anything else, which
-    `_row_data` decides (the same rows `_row_data`'s first step accepts, with the same value)."""
+    `_row_data` decides (the same rows `_row_data`'s first step accepts, with the same value).
+
+    The row loops of `DbReader` write this test out rather than call it (a call per row cost 5%
+    of a scan); tests/test_opencode_reader_fast.py and tests/opencode/test_scan_paths.py read
+    databases through them and compare with `_row_data` / `_decode_row` row by row."""
     if raw.__class__ is bytes and rid.__class__ is str:
         try:
             value = loads(raw)

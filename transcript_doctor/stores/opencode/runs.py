@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...text import is_blank, js_trim
 from . import completion
 from .completion import Decision, Evidence
 from .projection import Projection, project
@@ -88,10 +89,50 @@ def build_runs(messages: list[OcMessage]) -> list[Run]:
     for run in runs:
         final = run.final
         if final is not None:
-            parts = [p.data for p in final.parts]
-            own = run._final_evidence = completion.message_evidence(final.info, parts)
-            run.decision = completion.decide(final.info, parts, run.evidence, open_run=run.open, own=own)
+            run.decision = _answered(final) or _decision(run, final)
     return runs
+
+
+def _decision(run: Run, final: OcMessage) -> Decision:
+    """`completion.decide` on the run's final message (the general path)."""
+    parts = [p.data for p in final.parts]
+    own = run._final_evidence = completion.message_evidence(final.info, parts)
+    return completion.decide(final.info, parts, run.evidence, open_run=run.open, own=own)
+
+
+def _answered(final: OcMessage) -> Decision | None:
+    """The verdict of `_decision` for the common final message (completed, no error, visible text
+    that is not blank), read in one pass over its parts; None for any other message, which
+    `_decision` judges. The merged and the message's own evidence are not read for it: only an
+    empty text needs them (pinned by tests/opencode/test_scan_paths.py)."""
+    info = final.info
+    time = info.get("time")
+    if info.get("error") or time.__class__ is not dict or time.get("completed") is None:
+        return None
+    texts: list[str] = []
+    tool = False
+    reason = None  # the last step-finish part's non-blank reason
+    for part in final.parts:
+        kind = part.type
+        if kind == "text":
+            data = part.data
+            text = data.get("text")
+            if (isinstance(text, str) and data.get("synthetic") is not True and data.get("ignored") is not True
+                    and not completion.is_placeholder(text)):
+                texts.append(text)
+        elif kind == "tool":
+            tool = True
+        elif kind == "step-finish":
+            step = part.data.get("reason")
+            if isinstance(step, str) and not is_blank(step):
+                reason = step
+    text = "".join(texts)
+    if is_blank(text):
+        return None
+    finish = info.get("finish")
+    if isinstance(finish, str) and not is_blank(finish):
+        reason = finish
+    return completion.judge_text(text, None if reason is None else js_trim(reason), tool)
 
 
 @dataclass
