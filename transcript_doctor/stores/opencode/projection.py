@@ -91,11 +91,15 @@ class Projection:
 
 def history_start(messages: list[OcMessage]) -> int:
     """Index of the first message `filterCompacted` keeps (0 when nothing was compacted)."""
-    completed: set[Any] = set()
+    completed: set[Any] = set()  # the parents of completed summaries (most sessions have none)
     for i in range(len(messages) - 1, -1, -1):
         msg = messages[i]
-        info = msg.info
-        if msg.role == "user" and msg.id in completed:
+        role = msg.role
+        if role == "assistant":
+            info = msg.info
+            if info.get("summary") and info.get("finish") and not info.get("error"):
+                completed.add(info.get("parentID"))
+        elif completed and role == "user" and msg.id in completed:
             part = next((p for p in msg.parts if p.type == "compaction"), None)
             if part is not None:
                 tail = part.data.get("tail_start_id")
@@ -103,8 +107,6 @@ def history_start(messages: list[OcMessage]) -> int:
                     return i
                 index_of = {m.id: k for k, m in enumerate(messages)}  # the last message of a repeated id
                 return min(index_of.get(tail, i), i)
-        if msg.role == "assistant" and info.get("summary") and info.get("finish") and not info.get("error"):
-            completed.add(info.get("parentID"))
     return 0
 
 
