@@ -43,6 +43,7 @@ def check_store(store: Store, options: Options, codes: Collection[str]) -> list[
     if wanted & shared_codes():  # repairs are findings of shared rules too
         for conversation in store.conversations(options):
             found.extend(check_conversation(conversation, wanted))
+            del conversation  # released before the store reads its next session (stores/collector.py)
     found.extend(f for f in store.native_findings(options, wanted) if f.code in wanted)
     found.sort(key=Finding.sort_key)
     return found

@@ -9,6 +9,14 @@ collected as usual once the collector runs again, so memory stays bounded by wha
 
 That move is skipped while something else holds objects frozen (an open Claude Code store
 freezes its index: stores/claude_code/reader.py): `gc.unfreeze()` would thaw those too.
+
+One session at a time: a store of many sessions (OpenCode, Hermes) hands the rule engine one
+session's objects after another, and nothing on the way (this pause, `session_pass.SessionPass`,
+`rules.engine.check_store`, the stores' own generators) holds a session once the engine is done
+with it. Its objects are then freed before the next session is read, so the next one is built
+in the memory just freed, still in the processor's cache, instead of beside it; the scan's
+working set is one session instead of two. Measured in one process, alternating the two ways
+(docs/performance.md): 3-10% of the scan's wall time, with the same instructions.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ def collector_paused() -> Iterator[None]:
 
 def paused_per_item(items: Iterable[T]) -> Iterator[T]:
     """`items`, with the collector paused while each one is produced and running while the
-    consumer works on it (a session is read and rebuilt paused; the rules over it run as usual)."""
+    consumer works on it (a session is read and rebuilt paused; the rules over it run as usual).
+    An item is not held while the next one is produced (see "One session at a time" above)."""
     iterator = iter(items)
     while True:
         with collector_paused():
@@ -46,6 +55,7 @@ def paused_per_item(items: Iterable[T]) -> Iterator[T]:
         if item is _END:
             return
         yield item  # type: ignore[misc]
+        del item
 
 
 _END: object = object()

@@ -40,6 +40,7 @@ class SessionPass(Generic[S]):
             conversation = self._conversation(session)
             if conversation is not None:
                 yield conversation
+            del session, conversation  # not held while the next session is read (stores/collector.py)
         self._gathered = gathered
 
     def findings(self, sessions: Callable[[], Iterable[S]], codes: Collection[str]) -> Iterator[Finding]:

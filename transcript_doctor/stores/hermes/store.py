@@ -95,9 +95,14 @@ class HermesDbStore(Store):
 
     def session_scans(self, session_ids: list[str] | None = None) -> Iterator[SessionScan]:
         """Each session read and resumed (with the cyclic collector paused: `stores.collector`)."""
-        scans = (SessionScan(self.display, self.format, sid, rows, schema=self.schema)
-                 for sid, rows in self.iter_sessions(session_ids))
-        yield from paused_per_item(scans)
+        yield from paused_per_item(self._resumed(session_ids))
+
+    def _resumed(self, session_ids: list[str] | None) -> Iterator[SessionScan]:
+        for sid, rows in self.iter_sessions(session_ids):
+            scan = SessionScan(self.display, self.format, sid, rows, schema=self.schema)
+            del rows  # the scan holds them: released with it, before the next session is read
+            yield scan
+            del scan
 
     def scan_sessions(self, session_ids: list[str] | None = None, keep_rows: bool = False) -> Iterator[Finding]:
         """Every finding of the sessions named (all: None), with their fix actions kept for a heal."""
