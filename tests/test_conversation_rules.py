@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from transcript_doctor.conversation import Conversation
 from transcript_doctor.model import Loc, Message, Part, ToolCall
 from transcript_doctor.rules.engine import check_conversation, shared_codes
-from transcript_doctor.rules.shared.predicates import encoding_problem, is_vacuous
+from transcript_doctor.rules.shared.predicates import encoding_problem, is_vacuous, part_is_vacuous
+from transcript_doctor.text import is_blank
 
 
 def user(text="hi"):
@@ -113,7 +114,57 @@ def test_w102_near_misses():
     assert run([user(), asst(think("", signed=True), text("real"))]) == []
 
 
+_PART_TEXTS = st.text(alphabet=st.sampled_from([" ", "\t", "\u00a0", "\ufeff", "\u200b", "x", "\n"]), max_size=3)
+_PARTS = st.lists(st.tuples(st.sampled_from(["text", "reasoning", "media"]), _PART_TEXTS, st.booleans()), max_size=4)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _PARTS, st.booleans()), max_size=5))
+def test_w102_flags_exactly_the_blank_text_parts_beside_content(spec):
+    """The rule asks `is_blank` only of a text that is empty or starts with whitespace; it must
+    flag what asking it of every text part flags (JS whitespace, U+200B is not whitespace)."""
+    msgs = [Message(role, [Part(kind, t, signed=signed) for kind, t, signed in parts],
+                    tool_calls=[ToolCall("c", "t", "{}")] if call and role == "assistant" else [])
+            for role, parts, call in spec]
+    found = [(f.position, f.evidence["part_index"]) for f in run(msgs, codes=["W102"])]
+    expected = []
+    for i, msg in enumerate(msgs):
+        blank = [k for k, p in enumerate(msg.parts) if p.kind == "text" and is_blank(p.text)]
+        content = msg.tool_calls or any(not part_is_vacuous(p) for p in msg.parts)
+        if blank and not is_vacuous(msg) and content:
+            expected += [(i, k) for k in blank]
+    assert found == expected
+
+
 # --------------------------------------------------------------------------- W103
+
+
+_EXCHANGE = st.lists(st.one_of(
+    st.tuples(st.just("assistant"), st.lists(st.sampled_from(["a", "b", "c"]), max_size=2)),
+    st.tuples(st.just("tool"), st.sampled_from(["a", "b", "c", ""])),
+    st.tuples(st.just("user"), st.sampled_from([None, "a"])),  # "a": a user message naming a call (odd, but possible)
+), max_size=8)
+
+
+@given(_EXCHANGE)
+def test_w103_flags_each_call_no_directly_following_tool_message_answers(spec):
+    """Every call without a result among the tool messages right after its message, once per
+    call id (the one-call short cut in `tool_exchange._unanswered` included)."""
+    msgs = [asst(text("x"), calls=arg) if role == "assistant" else tool(arg) if role == "tool"
+            else Message("user", [text("q")], tool_call_id=arg) for role, arg in spec]
+    found = [(f.position, f.evidence["tool_call_id"]) for f in run(msgs, codes=["W103"])]
+    expected, reported = [], set()
+    for i, msg in enumerate(msgs):
+        if msg.role != "assistant":
+            continue
+        j, following = i + 1, set()
+        while j < len(msgs) and msgs[j].role == "tool":
+            following.add(msgs[j].tool_call_id)
+            j += 1
+        for call in msg.tool_calls:
+            if call.id not in following and call.id not in reported:
+                reported.add(call.id)
+                expected.append((i, call.id))
+    assert found == expected
 
 
 def test_w103_mid_history_and_trailing():

@@ -113,6 +113,11 @@ def _unanswered(messages: list[Message], msg: Message, i: int, reported: set[str
     """The calls of `msg` (at `i`) with no result among the tool messages that directly follow it."""
     j = i + 1
     n = len(messages)
+    calls = msg.tool_calls
+    if len(calls) == 1 and j < n:  # the commonest exchange: one call, answered by the next message
+        following_msg = messages[j]
+        if following_msg.role == "tool" and (following_msg.tool_call_id or "") == calls[0].id:
+            return
     following: set[str] = set()
     while j < n and messages[j].role == "tool":
         following.add(messages[j].tool_call_id or "")

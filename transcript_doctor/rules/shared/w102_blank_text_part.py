@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...text import excerpt, is_blank
+from ...text import JS_WHITESPACE, excerpt, is_blank
 from ..registry import conversation_check, define
 from .predicates import is_vacuous, part_is_vacuous
 from .support import ConversationView, Hit, describe, intent
@@ -61,7 +61,8 @@ def check(view: ConversationView) -> Iterator[Hit]:
     empty_vacuous = view.conversation.empty_parts_vacuous
     for msg in view.messages:
         for p in msg.parts:
-            if p.kind == "text" and is_blank(p.text):
+            # a blank text is empty or starts with whitespace: `is_blank` is asked only then
+            if p.kind == "text" and (not (text := p.text) or text[0] in JS_WHITESPACE) and is_blank(text):
                 break
         else:
             continue  # no blank text part
