@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,3 +21,13 @@ FIXTURES = ROOT / "fixtures"
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    """The cyclic collector enabled for the test (as a scan finds it), restored after."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()

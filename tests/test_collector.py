@@ -9,14 +9,7 @@ import pytest
 
 from transcript_doctor.stores.collector import collector_paused, paused_per_item
 
-
-@pytest.fixture(autouse=True)
-def _collector_on() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
+pytestmark = pytest.mark.usefixtures("collector_on")
 
 
 def test_paused_per_item_pauses_while_producing_and_runs_while_consuming() -> None:

@@ -11,7 +11,6 @@ so the fixtures' sessions are all checked, and the count of those released is as
 
 from __future__ import annotations
 
-import gc
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,13 +39,7 @@ class Tracker:
         self.built.append(weakref.ref(session))
 
 
-@pytest.fixture(autouse=True)
-def _collector_on() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
+pytestmark = pytest.mark.usefixtures("collector_on")
 
 
 def _scan(path: Path) -> None:
