@@ -7,12 +7,13 @@ revision is checked out for the run and removed after.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests import bench_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 JOURNAL = ROOT / "fixtures" / "kimi-code" / "golden" / "case-041.jsonl"
@@ -20,11 +21,7 @@ DB = ROOT / "fixtures" / "opencode" / "opencode.db"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ab", ROOT / "bench" / "bench_ab.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_modules.load("bench_ab")
 
 
 def test_two_workers_of_one_tree_pair_their_scans_and_agree_on_the_findings() -> None:

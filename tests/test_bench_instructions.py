@@ -6,13 +6,13 @@ the process valgrind measures does the work it names, and leaves `quick_check` o
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests import bench_modules
 from transcript_doctor.fixes import sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,11 +21,7 @@ JOURNAL = ROOT / "fixtures" / "kimi-code" / "golden" / "case-041.jsonl"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_instructions", ROOT / "bench" / "bench_instructions.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_modules.load("bench_instructions")
 
 
 @pytest.fixture

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import orjson
 import pytest
+
+from tests import bench_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 JOURNAL = ROOT / "fixtures" / "kimi-code" / "golden" / "case-041.jsonl"
@@ -17,11 +18,7 @@ JOURNAL = ROOT / "fixtures" / "kimi-code" / "golden" / "case-041.jsonl"
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.setattr(sys, "path", list(sys.path))  # in_process puts this checkout first
-    spec = importlib.util.spec_from_file_location("bench_kimi", ROOT / "bench" / "bench_kimi.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_modules.load("bench_kimi")
 
 
 def test_the_reader_stage_offers_every_record_a_scan_offers_its_hot_path(bench: ModuleType, tmp_path: Path) -> None:

@@ -153,7 +153,7 @@ def project(messages: list[OcMessage], wire: bool = True) -> Projection:
         if msg.role == "user":
             _user(out, msg)
         elif msg.role == "assistant":
-            if msg.info.get("error") and _skips_errored(msg):  # (most messages have no error)
+            if _skips_errored(msg):
                 out.anomalies.append({"kind": "errored_assistant_skipped", "message": msg.id,
                                       "error": _error_name(msg)})
                 continue
@@ -317,7 +317,7 @@ def _step(out: Projection, msg: OcMessage, step: list[OcPart], same_model: bool)
         call = make_call(str(d.get("callID") or ""), str(d.get("tool") or ""), _arguments(state), state.get("status"))
         if wire is not None:
             wire.append({"type": "tool-call", "toolCallId": call.id, "toolName": call.name, "input": state.get("input")})
-        if "metadata" in d and _provider_executed(d):  # the provider ran it: its result travels inline
+        if _provider_executed(d):  # the provider ran it: its result travels inline
             part_of.append(p.id)
             parts.append(_part("other", result[0]))
             if wire is not None:
