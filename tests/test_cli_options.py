@@ -117,8 +117,20 @@ def test_shell_completion_completes_commands() -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **env})  # fmt: skip
     assert set(proc.stdout.split()) == {"sessions"}, proc.stdout + proc.stderr
+
+
+def test_show_completion_prints_the_script_of_the_shell_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--show-completion bash` prints bash's script whichever process started the tests.
+
+    By default typer detects the shell among tdoc's ancestor processes (shellingham); a test run
+    with no shell above it (a CI runner that starts pytest directly, `setsid`) detects none and
+    exits 1. Typer's own switch for tests turns detection off, so the shell is the one named."""
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
     shown = runner.invoke(app, ["--show-completion", "bash"])
-    assert shown.exit_code == 0 and "_TDOC_COMPLETE" in shown.stdout
+    assert shown.exit_code == 0, shown.output
+    assert "_TDOC_COMPLETE=complete_bash" in shown.stdout
+    unknown = runner.invoke(app, ["--show-completion", "tcsh"])
+    assert unknown.exit_code != 0 and "_TDOC_COMPLETE" not in unknown.stdout
 
 
 def test_step_summary_gets_a_markdown_table(seed: Path, tmp_path: Path) -> None:
