@@ -18,6 +18,22 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
+# What the environment of a CI job may set that changes tdoc's output: colour and terminal
+# detection (rich and `reporters.options` read these), the width a report wraps at, and the
+# GitHub job summary that a human or github report appends to. A test that wants one sets it.
+OUTPUT_VARIABLES = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "CLICOLOR_FORCE", "COLUMNS",
+                    "LINES", "GITHUB_STEP_SUMMARY")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _output_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without the variables above, in this process and in the tdoc processes it
+    starts (they inherit `os.environ`): the suite passes the same under a CI runner that forces
+    colour, and never writes into the runner's real job summary."""
+    for name in OUTPUT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
