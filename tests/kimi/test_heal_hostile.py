@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from transcript_doctor.cli import app
 from transcript_doctor.stores.kimi.replay.step_edits import rewrite_count
+from transcript_doctor.values import MAX_DEPTH
 
 runner = CliRunner()
 HEADER = b'{"type":"metadata","protocol_version":"1.4","created_at":1}\n'
@@ -91,3 +92,19 @@ def test_a_rewrite_the_stdlib_cannot_parse_at_this_stack_depth_is_a_value_error(
             rewrite_count(raw, "compactedCount", 1)
     finally:
         sys.setrecursionlimit(old)
+
+
+@pytest.mark.parametrize("surrogate", [False, True], ids=["orjson", "stdlib"])
+def test_a_record_nested_beyond_the_reader_boundary_is_refused_at_any_stack_depth(surrogate: bool) -> None:
+    """The same refusal with the stack as it is, on every interpreter (CPython 3.12's stdlib parser
+    no longer stops at the Python recursion limit): a record nested deeper than MAX_DEPTH is not
+    rewritten. Near miss: one nested exactly MAX_DEPTH levels is."""
+    summary = b'"S\\ud800M"' if surrogate else b'"S"'
+    record = b'{"summary":' + summary + b',"compactedCount":2,"compactedCount":3,"note":%s}'
+    too_deep = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH  # MAX_DEPTH + 1 levels with the record itself
+    with pytest.raises(ValueError, match="nested too deeply"):
+        rewrite_count(record % too_deep, "compactedCount", 1)
+    deepest = b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1)
+    rewritten = rewrite_count(record % deepest, "compactedCount", 1)
+    assert b'"compactedCount":1' in rewritten and b"compactedCount\":3" not in rewritten
+    assert rewritten.count(b"[") == MAX_DEPTH - 1

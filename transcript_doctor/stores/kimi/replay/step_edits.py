@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from ....model import Edit, RefusedError, TdocError
+from ....values import MAX_DEPTH, depth_exceeds, may_be_deep
 from .driver import KimiReplay, LegacyCompaction
 from .step_index import StepRecords
 
@@ -69,14 +70,25 @@ def _count_key(name: str) -> re.Pattern[bytes]:
 
 def loads(raw: bytes) -> Any:
     """Parse one record as the reader does: orjson, else the standard library, which also reads
-    what orjson refuses (a lone surrogate escape, an integer beyond 64 bits, a huge float)."""
+    what orjson refuses (a lone surrogate escape, an integer beyond 64 bits, a huge float).
+
+    A record nested deeper than the reader boundary allows (`values.MAX_DEPTH`) is refused with a
+    ValueError, whatever the interpreter: how deep the standard library gets depends on the
+    caller's stack under CPython 3.11 and not under 3.12, so without this a rewrite of such a
+    record would succeed or fail by where it was called from."""
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         try:
-            return json.loads(raw)
-        except RecursionError:  # how deep the stdlib gets depends on the caller's stack: refuse
-            raise ValueError("JSON nested too deeply to rewrite") from None
+            value = json.loads(raw)
+        except RecursionError:
+            raise ValueError(TOO_DEEP) from None
+    if len(raw) >= 2 * (MAX_DEPTH + 1) and may_be_deep(raw) and depth_exceeds(value, MAX_DEPTH):
+        raise ValueError(TOO_DEEP)
+    return value
+
+
+TOO_DEEP = f"JSON nested too deeply to rewrite (more than {MAX_DEPTH} levels)"
 
 
 def dumps(record: Any) -> bytes:
