@@ -227,9 +227,17 @@ def test_a_copied_session_file_is_as_recent_as_its_last_record(tmp_path: Path, r
     assert row["last_activity"] == last[:19] + "Z"
 
 
-ISO_CASES = [  # (a recorded timestamp, Unix seconds or None)
-    ("2025-12-28T12:18:30.533Z", 1766924310.533),
+ISO_CASES = [  # (a recorded timestamp, Unix seconds or None): the same under every CPython from 3.10
+    ("2025-12-28T12:18:30.533Z", 1766924310.533),  # JavaScript's toISOString
+    ("2025-12-28T12:18:30Z", 1766924310.0),
+    ("2025-12-28T12:18:30.5Z", 1766924310.5),
+    ("2025-12-28T12:18:30.123456789Z", 1766924310.123456),  # nanoseconds: cut to microseconds
+    ("2025-12-28T12:18:30.533z", 1766924310.533),  # RFC 3339 allows a lowercase z
+    ("2025-12-28T12:18:30,25+00:00", 1766924310.25),
+    ("2025-12-28T12:18:30.533+00:00", 1766924310.533),
     ("2025-12-28T12:18:30+01:00", 1766920710.0),
+    ("2025-12-28T12:18:30.5", None),  # a fraction but no zone: still no instant
+    ("2025-12-28T12:18Z", 1766924280.0),
     ("2025-12-28T12:18:30", None),  # no zone: names no instant
     ("yesterday", None),
     (1766924310, None),

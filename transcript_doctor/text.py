@@ -79,16 +79,28 @@ def json_safe(value: T) -> T:
 
 def iso_seconds(value: object) -> float | None:
     """An ISO-8601 timestamp as runtimes record it (`2026-05-01T12:00:00.123Z`) in Unix seconds,
-    or None for anything else (not text, not a date, no time zone: a local time names no instant)."""
+    or None for anything else (not text, not a date, no time zone: a local time names no instant).
+
+    The same answer on every supported interpreter: `datetime.fromisoformat` reads a `Z` zone and
+    a fraction of any length only from CPython 3.11 on (3.10 takes `+00:00` and 3 or 6 digits), and
+    no version takes RFC 3339's lowercase `z`; so the zone and the fraction are put in the form
+    every version reads first (a fraction beyond microseconds is cut there)."""
     if not isinstance(value, str) or not 10 <= len(value) <= 40:
         return None
     from datetime import datetime
 
+    text = value[:-1] + "+00:00" if value[-1] in "Zz" else value
+    fraction = _FRACTION.search(text)
+    if fraction is not None and len(fraction.group(2)) != 6:
+        text = f"{text[:fraction.start()]}.{fraction.group(2)[:6]:0<6}{text[fraction.end():]}"
     try:
-        moment = datetime.fromisoformat(value)
+        moment = datetime.fromisoformat(text)
     except ValueError:
         return None
     return moment.timestamp() if moment.tzinfo is not None else None
+
+
+_FRACTION = re.compile(r"(?<=:[0-9]{2})([.,])([0-9]+)")  # the seconds' fraction: one run of digits, no backtracking
 
 
 def indefinite(word: object) -> str:
