@@ -21,7 +21,7 @@ def test_a_forced_colour_runner_changes_no_test_and_gets_no_summary(tmp_path: Pa
     summary = tmp_path / "job-summary.md"
     env = {**os.environ, "FORCE_COLOR": "1", "GITHUB_STEP_SUMMARY": str(summary)}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", SENSITIVE],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", SENSITIVE],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

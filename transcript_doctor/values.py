@@ -89,9 +89,15 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
             raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels") from None
         _check_depth(value)
         return value
-    if len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw):
+    if len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw):  # `nested_too_deep`, written out: every row of a read
         _check_depth(value)
     return value
+
+
+def nested_too_deep(raw: bytes | str, value: Any) -> bool:
+    """Whether `value`, parsed from `raw`, nests beyond MAX_DEPTH: the text tests first (a short
+    text or one with few brackets cannot), the walk only when they cannot rule it out."""
+    return len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw) and depth_exceeds(value, MAX_DEPTH)
 
 
 def may_be_deep(raw: bytes | str) -> bool:

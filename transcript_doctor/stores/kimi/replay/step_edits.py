@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ....model import Edit, RefusedError, TdocError
-from ....values import MAX_DEPTH, depth_exceeds, may_be_deep
+from ....values import MAX_DEPTH, nested_too_deep
 from .driver import KimiReplay, LegacyCompaction
 from .step_index import StepRecords
 
@@ -83,7 +83,7 @@ def loads(raw: bytes) -> Any:
             value = json.loads(raw)
         except RecursionError:
             raise ValueError(TOO_DEEP) from None
-    if len(raw) >= 2 * (MAX_DEPTH + 1) and may_be_deep(raw) and depth_exceeds(value, MAX_DEPTH):
+    if nested_too_deep(raw, value):
         raise ValueError(TOO_DEEP)
     return value
 
