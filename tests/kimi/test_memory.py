@@ -4,6 +4,9 @@ grows with the live history, not with the file size). Counted in retained object
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from transcript_doctor.stores.kimi.replay.driver import KimiReplay, replay_stream
@@ -47,20 +50,32 @@ def test_a_full_replay_keeps_every_transcript_entry() -> None:
     assert len(long.t1.entries) > 9 * len(short.t1.entries)
 
 
+_NO_CYCLES = """
+import gc, io, sys
+from pathlib import Path
+from tests.kimi.test_memory import journal
+from transcript_doctor.stores.kimi.replay.driver import replay_stream
+
+gc.collect()
+gc.disable()
+for full in (False, True):
+    state = replay_stream(Path("wire.jsonl"), io.BytesIO(journal(40)), full=full)
+    assert not gc.isenabled()  # a replay leaves the collector as it found it (off here)
+    del state
+    print(gc.collect())
+gc.enable()
+replay_stream(Path("wire.jsonl"), io.BytesIO(journal(2)), full=False)
+print(gc.isenabled())
+"""
+
+
 def test_a_replay_makes_no_reference_cycles_and_restores_the_collector() -> None:
     """The streaming loop runs with the cyclic collector off because it makes no cycles: pinned
-    here, so a cycle added later shows up (a dropped replay is freed by reference counts alone)."""
-    import gc
-
-    gc.collect()
-    gc.disable()
-    try:
-        for full in (False, True):
-            state = replay_stream(Path("wire.jsonl"), io.BytesIO(journal(40)), full=full)
-            assert not gc.isenabled()  # a replay leaves the collector as it found it (off here)
-            del state
-            assert gc.collect() == 0
-    finally:
-        gc.enable()
-    replay_stream(Path("wire.jsonl"), io.BytesIO(journal(2)), full=False)
-    assert gc.isenabled()
+    here, so a cycle added later shows up (a dropped replay is freed by reference counts alone).
+    In a process of its own: `gc.collect()` counts every thread's garbage, and a test worker's
+    own threads (pytest-xdist's channel) make some at any moment."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", _NO_CYCLES], capture_output=True, text=True, cwd=root,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["0", "0", "True"]
