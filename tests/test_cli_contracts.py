@@ -215,11 +215,11 @@ import os, signal, sys, threading, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's foreground job, whatever this test inherited
 from transcript_doctor import parallel
 real = parallel.scan_one
-def held(path, display, config):
+def held(path, display, config, *shard):
     if path.name == "held.jsonl":
         with open(os.environ["TDOC_TEST_HOLD"], "rb") as fifo:
             fifo.read()
-    return real(path, display, config)
+    return real(path, display, config, *shard)
 parallel.scan_one = held
 if os.environ.get("TDOC_TEST_MAIN_BLOCKS_SIGINT"):
     import multiprocessing

@@ -86,7 +86,7 @@ def test_a_bug_in_one_input_becomes_that_inputs_error(monkeypatch, tmp_path):
     good = tmp_path / "good.jsonl"
     good.write_text("x\n")
 
-    def boom(path, display, config, codes):
+    def boom(path, display, config, codes, shard=None):
         raise ValueError("check exploded")
 
     monkeypatch.setattr("transcript_doctor.core.scan_file", boom)

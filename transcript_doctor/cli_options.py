@@ -81,7 +81,7 @@ NoConfigOpt = Annotated[
 ColorOpt = Annotated[Color, typer.Option("--color", help="Colour the human output: auto (on a terminal), always, never.")]
 JobsOpt = Annotated[
     int | None,
-    typer.Option("--jobs", "-j", min=0, help="Worker processes, at most one per CPU (default or 0: decide by the work)."),
+    typer.Option("--jobs", "-j", min=0, help="Worker processes, at most one per CPU (default or 0: decide by the work). A large database is split over them by its sessions."),
 ]
 
 

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .model import SEVERITY_RANK, FileResult, Finding, TdocError
 from .rules import engine, selected_codes
-from .stores import Options, Store, expand_paths, open_store
-from .value_types import Value
+from .stores import Options, Store, expand_paths, kinds, open_store
+from .value_types import Value, replace
 
 if TYPE_CHECKING:
     from .parallel import Progress
+    from .stores.shard import Shard
 
 SCHEMA_VERSION = 1
 
@@ -106,14 +107,20 @@ def check_store(store: Store, config: ScanConfig, codes: set[str] | None = None)
     return engine.check_store(store, config.options, wanted)
 
 
-def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str]) -> FileResult:
-    """Scan one input; an unreadable one becomes a FileResult with `error` set."""
+def scan_file(path: Path, display: str, config: ScanConfig, codes: set[str], shard: Shard | None = None) -> FileResult:
+    """Scan one input, or the sessions of one `shard` of it (`shards`); an unreadable one becomes a
+    FileResult with `error` set."""
+    options = config.options if shard is None else replace(config.options, shard=shard)
     try:
-        store = open_store(path, display, config.options, config.input_format)
+        store = open_store(path, display, options, config.input_format)
     except TdocError as exc:
         return FileResult(path=display, format=None, error=str(exc), refused=exc.exit_code == 3)
+    if shard is not None and not kinds()[store.format].splits_sessions:  # the file changed kind since `shards.split`
+        if shard.index:
+            store.close()
+            return FileResult(path=display, format=store.format)  # shard 0 scans it whole
     try:
-        findings = check_store(store, config, codes)
+        findings = engine.check_store(store, options, codes)
         sessions = store.session_count
         return FileResult(
             path=display,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -24,9 +25,11 @@ if TYPE_CHECKING:  # the pool machinery loads only when a pool is started (start
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from .core import ScanConfig
+    from .stores.shard import Shard
 
 Input = tuple[Path, str]
-Worker = Callable[[list[Input], "ScanConfig"], list[FileResult]]
+Task = tuple[Path, str] | tuple[Path, str, "Shard | None"]  # an input, or a shard of one (`shards`)
+Worker = Callable[[list[Task], "ScanConfig"], list[FileResult]]
 
 # With jobs left to tdoc, worker processes are used only when the work can pay for starting them.
 AUTO_MIN_FILES = 8
@@ -48,12 +51,13 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def scan_one(path: Path, display: str, config: ScanConfig) -> FileResult:
-    """Scan one input; whatever goes wrong becomes the input's `error`, never an exception."""
+def scan_one(path: Path, display: str, config: ScanConfig, shard: Shard | None = None) -> FileResult:
+    """Scan one input (or one shard of its sessions); whatever goes wrong becomes the input's
+    `error`, never an exception."""
     from .core import scan_file
 
     try:
-        return scan_file(path, display, config, config.codes(display))
+        return scan_file(path, display, config, config.codes(display), shard)
     except TdocError as exc:
         return FileResult(path=display, format=None, error=str(exc), refused=exc.exit_code == 3)
     except Exception as exc:  # a bug in a reader or check: report it against this input only
@@ -77,7 +81,7 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def workers_for(inputs: Sequence[Input], jobs: int | None, sizes: Sequence[int]) -> int:
+def workers_for(inputs: Sequence[Task], jobs: int | None, sizes: Sequence[int]) -> int:
     """How many worker processes to use (1: scan in this process)."""
     if jobs is not None and jobs < 0:
         raise TdocError(f"-j/--jobs must be 0 (auto) or more, not {jobs}")
@@ -100,18 +104,41 @@ def _main_importable() -> bool:
 
 
 def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = None) -> list[FileResult]:
-    """Scan every input, in this process or in workers; results in input order."""
+    """Scan every input, in this process or in workers; results in input order. A large
+    database store may be split over the workers by its sessions (`shards`)."""
+    from .shards import last_of_input, merge, split
+
     sizes = [_size(path, display) for path, display in inputs]
-    workers = workers_for(inputs, config.jobs, sizes)
+    tasks, owners = split(inputs, sizes, config, _pool_size(config.jobs))
+    task_sizes = _shares(sizes, owners)
+    workers = workers_for(tasks, config.jobs, task_sizes)
     if progress is not None:
         progress.start(len(inputs), sum(sizes))
     try:
-        if workers == 1:
+        if workers == 1:  # each input whole, in this process
             return _run_serial(inputs, config, sizes, progress)
-        return _run_pool(inputs, config, sizes, workers, progress)
+        results = _run_pool(tasks, config, task_sizes, workers, progress, files=last_of_input(owners))
+        return merge(results, owners, len(inputs))
     finally:
         if progress is not None:
             progress.stop()
+
+
+def _shares(sizes: Sequence[int], owners: Sequence[int]) -> list[int]:
+    """Each task's part of its input's bytes: an input's shards share them, and add up to them."""
+    counts = Counter(owners)
+    seen: Counter[int] = Counter()
+    out = []
+    for owner in owners:
+        k, n, size = seen[owner], counts[owner], sizes[owner]
+        out.append(size * (k + 1) // n - size * k // n)
+        seen[owner] += 1
+    return out
+
+
+def _pool_size(jobs: int | None) -> int:
+    """The most workers a scan may use: -j N (at most one per CPU), or one per CPU."""
+    return min(jobs, cpu_count()) if jobs else cpu_count()
 
 
 def _run_serial(
@@ -126,36 +153,53 @@ def _run_serial(
 
 
 def _run_pool(
-    inputs: list[Input],
+    inputs: Sequence[Task],
     config: ScanConfig,
     sizes: Sequence[int],
     workers: int,
     progress: Progress | None,
     worker: Worker | None = None,
+    files: Sequence[int] | None = None,
 ) -> list[FileResult]:
+    """Results in task order. `files`: per task, the files a progress bar counts done with it
+    (a shard of a store counts none but the last); default 1 each."""
     worker = worker or _scan_chunk
+    work = _Work(sizes, files, progress)
     results: list[FileResult | None] = [None] * len(inputs)
     remote = []
-    for i, (path, display) in enumerate(inputs):
-        if display == "-":  # stdin can only be read here
-            results[i] = scan_one(path, display, config)
-            _advance(progress, [i], sizes)
+    for i, task in enumerate(inputs):
+        if task[1] == "-":  # stdin can only be read here
+            results[i] = _scan_task(task, config)
+            work.done([i])
         else:
             remote.append(i)
-    lost = _pool_round(inputs, remote, config, workers, results, sizes, progress, worker)
+    lost = _pool_round(inputs, remote, config, workers, results, work, worker)
     if lost:
-        _isolate(inputs, lost, config, results, sizes, progress, worker)
+        _isolate(inputs, lost, config, results, work, worker)
     return [r for r in results if r is not None]
 
 
+class _Work:
+    """What a progress bar is told as tasks finish: their bytes, and the files they complete."""
+
+    def __init__(self, sizes: Sequence[int], files: Sequence[int] | None, progress: Progress | None) -> None:
+        self.sizes = sizes
+        self.files = files
+        self.progress = progress
+
+    def done(self, indexes: list[int]) -> None:
+        if self.progress is not None:
+            files = len(indexes) if self.files is None else sum(self.files[i] for i in indexes)
+            self.progress.advance(files, sum(self.sizes[i] for i in indexes))
+
+
 def _pool_round(
-    inputs: list[Input],
+    inputs: Sequence[Task],
     indexes: list[int],
     config: ScanConfig,
     workers: int,
     results: list[FileResult | None],
-    sizes: Sequence[int],
-    progress: Progress | None,
+    work: _Work,
     worker: Worker,
 ) -> list[int]:
     """Scan `indexes` in a pool of `workers`; returns the indexes lost to a worker that died."""
@@ -178,7 +222,7 @@ def _pool_round(
                     error = f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
                     for i in chunk:
                         results[i] = FileResult(path=inputs[i][1], format=None, error=error)
-                _advance(progress, chunk, sizes)
+                work.done(chunk)
         except BaseException:
             _abandon(pool, [f for _, f in futures])
             raise
@@ -186,12 +230,11 @@ def _pool_round(
 
 
 def _isolate(
-    inputs: list[Input],
+    inputs: Sequence[Task],
     pending: list[int],
     config: ScanConfig,
     results: list[FileResult | None],
-    sizes: Sequence[int],
-    progress: Progress | None,
+    work: _Work,
     worker: Worker,
 ) -> None:
     """Rescan inputs a dead worker took down, in order, in one worker at a time.
@@ -216,11 +259,11 @@ def _isolate(
                     deaths += 1
                     break
                 finally:
-                    _advance(progress, [i], sizes)
+                    work.done([i])
         pending = pending[done:]
     for i in pending:  # workers keep dying whatever they scan: the pool, not an input, is at fault
-        results[i] = scan_one(*inputs[i], config)
-        _advance(progress, [i], sizes)
+        results[i] = _scan_task(inputs[i], config)
+        work.done([i])
 
 
 def _result(future: Future[list[FileResult]]) -> list[FileResult]:
@@ -238,13 +281,8 @@ def _result(future: Future[list[FileResult]]) -> list[FileResult]:
     return future.result()
 
 
-def _advance(progress: Progress | None, indexes: list[int], sizes: Sequence[int]) -> None:
-    if progress is not None:
-        progress.advance(len(indexes), sum(sizes[i] for i in indexes))
-
-
 def _submit(
-    pool: ProcessPoolExecutor, worker: Worker, chunk: list[Input], config: ScanConfig
+    pool: ProcessPoolExecutor, worker: Worker, chunk: list[Task], config: ScanConfig
 ) -> Future[list[FileResult]]:
     """Submit a chunk; a pool that broke already gives a future that fails the same way."""
     from concurrent.futures import Future
@@ -264,8 +302,12 @@ def _chunks(indexes: list[int], workers: int) -> Iterator[list[int]]:
         yield indexes[start : start + size]
 
 
-def _scan_chunk(chunk: list[Input], config: ScanConfig) -> list[FileResult]:
-    return [scan_one(path, display, config) for path, display in chunk]
+def _scan_chunk(chunk: list[Task], config: ScanConfig) -> list[FileResult]:
+    return [_scan_task(task, config) for task in chunk]
+
+
+def _scan_task(task: Task, config: ScanConfig) -> FileResult:
+    return scan_one(task[0], task[1], config, task[2] if len(task) > 2 else None)
 
 
 def _executor(workers: int) -> ProcessPoolExecutor:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..conversation import Conversation
 from ..model import Finding, TdocError
 from ..value_types import Value
+from .shard import Shard
 
 if TYPE_CHECKING:
     from ..heal.plan import HealPlan
@@ -27,12 +28,15 @@ class Options(Value):
     `settings` holds store-specific option objects (a kimi `KimiOptions`, the SQLite stores'
     `SqliteOptions`, ...), each defined by the store package that reads it; a store asks for its
     own with `options.get(KimiOptions)` and gets the defaults when none was given.
+
+    `shard`: read only that share of the store's sessions (`stores.shard`), set by a scan that
+    splits one store over worker processes, and only for a kind whose `splits_sessions` is true.
     """
 
-    __slots__ = ("session", "full_replay", "fingerprint", "for_writing_heal", "settings")
+    __slots__ = ("session", "full_replay", "fingerprint", "for_writing_heal", "settings", "shard")
 
     def __init__(self, session: str | None = None, full_replay: bool = False, fingerprint: bool = False,
-                 for_writing_heal: bool = False, settings: tuple[Any, ...] = ()) -> None:  # fmt: skip
+                 for_writing_heal: bool = False, settings: tuple[Any, ...] = (), shard: Shard | None = None) -> None:  # fmt: skip
         self.session = session
         self.full_replay = full_replay  # keep everything needed to print a replay (not just to check)
         self.fingerprint = fingerprint  # remember what was read (size, mtime, hash) to detect later changes
@@ -40,6 +44,7 @@ class Options(Value):
         # can act on (the heal reports the findings of the healed content instead).
         self.for_writing_heal = for_writing_heal
         self.settings = settings
+        self.shard = shard
 
     def get(self, kind: type[T]) -> T:
         """The store-specific options of type `kind` given in `settings`, else its defaults."""
@@ -208,6 +213,9 @@ class StoreKind(ABC):
     format: str = ""
     system: str = ""
     jsonl: bool = False  # line-oriented text format (stdin '-' allowed)
+    # Its stores read `Options.shard`: a scan may split one of them over worker processes
+    # (`stores.shard`), each reading the sessions of its shard and shard 0 the store-wide findings.
+    splits_sessions: bool = False
 
     @abstractmethod
     def sniff(self, path: Path, head: bytes) -> bool:

@@ -21,10 +21,12 @@ Sniffer = Callable[[Path, bytes], bool]
 class LazyKind(StoreKind):
     """`target` names the real kind as `"package.module:ClassName"`."""
 
-    def __init__(self, format: str, system: str, sniff: Sniffer, target: str, *, jsonl: bool = False) -> None:
+    def __init__(self, format: str, system: str, sniff: Sniffer, target: str, *, jsonl: bool = False,
+                 splits_sessions: bool = False) -> None:  # fmt: skip
         self.format = format
         self.system = system
         self.jsonl = jsonl
+        self.splits_sessions = splits_sessions  # declared here too: a scan asks before it opens the store
         self._sniff = sniff
         self._target = target
         self._kind: StoreKind | None = None

@@ -11,6 +11,6 @@ from ..lazy import LazyKind
 from .sniff import sniff_db, sniff_export
 
 KINDS = [
-    LazyKind("hermes-db", "hermes", sniff_db, f"{__name__}.store:HermesDbKind"),
+    LazyKind("hermes-db", "hermes", sniff_db, f"{__name__}.store:HermesDbKind", splits_sessions=True),
     LazyKind("hermes-export", "hermes", sniff_export, f"{__name__}.store:HermesExportKind", jsonl=True),
 ]

@@ -16,6 +16,7 @@ from typing import Any
 from ... import values
 from ...errors import sqlite_failure
 from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
+from ..shard import Shard, shard_of
 from .rows import MESSAGE_COLUMNS, Row, finite_number, rows_from_batch
 
 KNOWN_SCHEMA_VERSION = 30
@@ -69,9 +70,10 @@ def schema_version(conn: sqlite3.Connection) -> int | None:
 class Database:
     """The tables of one Hermes database, read lazily."""
 
-    def __init__(self, conn: sqlite3.Connection, display: str = "the Hermes database") -> None:
+    def __init__(self, conn: sqlite3.Connection, display: str = "the Hermes database", shard: Shard | None = None) -> None:
         self.conn = conn
         self.display = display
+        self.shard = shard  # read only this shard's sessions (`stores.shard`); None: all of them
         try:
             self.tables = tables(conn)
             self.message_columns = [c for c in MESSAGE_COLUMNS if c in set(columns(conn, "messages"))]
@@ -124,17 +126,35 @@ class Database:
         NULL where this schema lacks it, so rows unpack positionally (the hot path of a scan)."""
         have = set(self.message_columns)
         select = ", ".join(quote_ident(c) if c in have else f"NULL AS {quote_ident(c)}" for c in MESSAGE_COLUMNS)
-        if session_ids is None:
-            sql, params = f"SELECT {select} FROM messages ORDER BY session_id, id", ()
-        else:
-            marks = ",".join("?" * len(session_ids))
-            sql, params = f"SELECT {select} FROM messages WHERE session_id IN ({marks}) ORDER BY session_id, id", tuple(session_ids)
+        where, params = self._where(session_ids)
+        sql = f"SELECT {select} FROM messages{where} ORDER BY session_id, id"
         try:
             cursor = self.conn.execute(sql, params)
             while batch := cursor.fetchmany(512):
                 yield batch
         except (sqlite3.Error, UnicodeError) as exc:
             raise sqlite_failure(self.display, exc) from None
+
+
+    def _where(self, session_ids: list[str] | None) -> tuple[str, tuple[Any, ...]]:
+        """The message query's WHERE clause (with its leading space) and parameters: the sessions
+        named, and of those only this reader's shard's. The shard's ids are picked in SQL among the
+        distinct ones (hashed as `shard_of` hashes them: CAST gives a number's digits), so a
+        worker reads only its own rows (`LIMIT -1` keeps SQLite from pushing the test down into the
+        DISTINCT scan, which would call it once per row); a NULL id (the session "") never matches IN."""
+        terms: list[str] = []
+        params: tuple[Any, ...] = ()
+        if session_ids is not None:
+            terms.append(f"session_id IN ({','.join('?' * len(session_ids))})")
+            params = tuple(session_ids)
+        shard = self.shard
+        if shard is not None:
+            self.conn.create_function("tdoc_shard", 2, shard_of, deterministic=True)
+            term = ("session_id IN (SELECT s FROM (SELECT DISTINCT session_id AS s FROM messages LIMIT -1)"
+                    " WHERE tdoc_shard(CAST(s AS BLOB), ?) = ?)")  # fmt: skip
+            terms.append(f"({term} OR session_id IS NULL)" if shard.holds(None) else term)
+            params += (shard.count, shard.index)
+        return (f" WHERE {' AND '.join(terms)}" if terms else ""), params
 
 
 def _session_info(d: dict[str, Any]) -> SessionInfo:

@@ -16,6 +16,7 @@ from ...rules.registry import finding
 from ..base import HealOptions, Options, Store, StoreKind
 from ..collector import paused_per_item
 from ..options import SqliteOptions
+from ..shard import owns_store
 from . import plan
 from .checks import SessionScan, scan_session, session_pass
 from .reader import KNOWN_SCHEMA_VERSION, Database, SessionInfo, is_hermes_schema, open_database
@@ -33,13 +34,14 @@ class HermesDbStore(Store):
         self._conn: sqlite3.Connection | None = None
         self._db: Database | None = None
         self._integrity = IntegrityCheck(path)  # F506's check, begun by `start`
+        self.shard = options.shard if options is not None else None  # `stores.shard`: None reads every session
         try:
             db = self.database()
             if not is_hermes_schema(self.connection()):
                 raise TdocError(f"{display}: a SQLite database, but not a Hermes state.db (no sessions/messages tables)")
             self.version = db.version
-            self.sessions: dict[str, SessionInfo] = db.sessions()
-            self._records = db.message_count()
+            self.sessions: dict[str, SessionInfo] = db.sessions()  # all of them, whatever the shard: a session's lineage may cross shards
+            self._records = db.message_count() if owns_store(self.shard) else 0
             self.schema = _schema(self.connection())
         except (sqlite3.Error, UnicodeError) as exc:
             self.close()
@@ -60,7 +62,7 @@ class HermesDbStore(Store):
 
     def database(self) -> Database:
         if self._db is None or self._conn is None:
-            self._db = Database(self.connection(), self.display)
+            self._db = Database(self.connection(), self.display, self.shard)
         return self._db
 
     def reopen(self) -> HermesDbStore:
@@ -77,7 +79,8 @@ class HermesDbStore(Store):
 
     @property
     def session_count(self) -> int:
-        return len(self.sessions)
+        shard = self.shard
+        return len(self.sessions) if shard is None else sum(1 for sid in self.sessions if shard.holds(sid))
 
     @property
     def record_count(self) -> int:
@@ -113,14 +116,15 @@ class HermesDbStore(Store):
             self.actions.update(scan.actions)
 
     def start(self, options: Options, codes: frozenset[str]) -> None:
-        if "F506" in codes:
+        if "F506" in codes and owns_store(self.shard):
             self._integrity.start(options.get(SqliteOptions).deep)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._native.conversations(self.session_scans())
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
-        yield from self.store_findings(options.get(SqliteOptions).deep, codes)
+        if owns_store(self.shard):
+            yield from self.store_findings(options.get(SqliteOptions).deep, codes)
         yield from self._native.findings(self.session_scans, codes)
 
     def store_findings(self, deep: bool, codes: Collection[str]) -> Iterator[Finding]:
@@ -191,6 +195,7 @@ def _schema(conn: sqlite3.Connection) -> plan.Schema:
 class HermesDbKind(StoreKind):
     format = "hermes-db"
     system = "hermes"
+    splits_sessions = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
         return sniff_db(path, head)

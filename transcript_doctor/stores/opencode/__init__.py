@@ -7,7 +7,7 @@ from ..lazy import LazyKind
 from .sniff import sniff_db, sniff_export
 
 KINDS = [
-    LazyKind("opencode-db", "opencode", sniff_db, f"{__name__}.store:OpencodeDbKind"),
+    LazyKind("opencode-db", "opencode", sniff_db, f"{__name__}.store:OpencodeDbKind", splits_sessions=True),
     LazyKind("opencode-export", "opencode", sniff_export, f"{__name__}.store:OpencodeExportKind"),
 ]
 

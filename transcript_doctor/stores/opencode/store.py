@@ -17,6 +17,7 @@ from ...rules import finding
 from ..base import HealOptions, Options, Store, StoreKind
 from ..collector import paused_per_item
 from ..options import SqliteOptions
+from ..shard import owns_store
 from .checks import session_pass
 from .export import parse_export
 from .reader import (
@@ -57,9 +58,12 @@ class OpencodeDbStore(Store):
     def __init__(self, path: Path, display: str, options: Options) -> None:
         super().__init__(path, display)
         self.conn = open_db(path, display)
+        self.shard = options.shard  # `stores.shard`: None reads every session
         try:
             self.reader = DbReader(self.conn, display)
             self.rows = self.reader.sessions()
+            if self.shard is not None:
+                self.rows = [row for row in self.rows if self.shard.holds(row.id)]
         except BaseException:
             self.conn.close()
             raise
@@ -73,8 +77,9 @@ class OpencodeDbStore(Store):
 
     @property
     def record_count(self) -> int:
-        if self._records is None:
-            self._records = self.reader.count(MESSAGE_TABLE) + self.reader.count(PART_TABLE)
+        if self._records is None:  # the store's rows: shard 0 counts them for every shard
+            owner = owns_store(self.shard)
+            self._records = self.reader.count(MESSAGE_TABLE) + self.reader.count(PART_TABLE) if owner else 0
         return self._records
 
     def session_activity(self) -> dict[str, tuple[float | None, int]]:
@@ -97,14 +102,14 @@ class OpencodeDbStore(Store):
         yield from paused_per_item(analyse(self.reader.read_session(row), wire) for row in rows)
 
     def start(self, options: Options, codes: frozenset[str]) -> None:
-        if "F506" in codes:
+        if "F506" in codes and owns_store(self.shard):
             self._integrity.start(options.get(SqliteOptions).deep)
 
     def conversations(self, options: Options) -> Iterator[Conversation]:
         yield from self._pass.conversations(self.views(options))
 
     def native_findings(self, options: Options, codes: frozenset[str]) -> Iterator[Finding]:
-        if "F506" in codes:
+        if "F506" in codes and owns_store(self.shard):
             yield from self.store_findings(options)
         yield from self._pass.findings(lambda: self.views(options), codes)
 
@@ -191,6 +196,7 @@ class OpencodeExportStore(Store):
 class OpencodeDbKind(StoreKind):
     format = OpencodeDbStore.format
     system = SYSTEM
+    splits_sessions = True
 
     def sniff(self, path: Path, head: bytes) -> bool:
         return sniff_db(path, head)
