@@ -349,3 +349,29 @@ def test_the_parallel_bench_takes_a_database_and_finds_the_split_report_equal(ge
     assert bench.main(["--database", str(generated["hermes"]), "--repeat", "1", "--jobs", "1", "2"]) == 0
     out = capsys.readouterr().out
     assert "corpus: 1 files" in out and "from named databases" in out and "speed-up -j 2 over -j 1" in out
+
+
+def _open_here(path: Path) -> bool:
+    fds = Path("/proc/self/fd")
+    return any(os.path.realpath(fd) == str(path.resolve()) for fd in fds.iterdir() if fd.is_symlink())
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to list this process's open files")
+def test_a_split_database_is_held_open_by_the_scan_while_its_shards_open_it(generated, monkeypatch) -> None:
+    """Shards of a WAL database open it together; the first reader after all have gone rebuilds its
+    shared-memory index under a lock that fails the others at once (seen: 2 scans in 12 refused as
+    "locked"). A read connection held by the parent for the pool's whole run keeps the index."""
+    path = generated["opencode"]
+    real = parallel._run_pool
+    seen: list[bool] = []
+
+    def watched(*args, **kwargs):
+        seen.append(_open_here(path))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel, "_run_pool", watched)
+    assert not _open_here(path)
+    report = scan([str(path)], ScanConfig(jobs=2))
+    assert seen == [True] and not _open_here(path)
+    assert report.files[0].error is None

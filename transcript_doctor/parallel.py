@@ -106,7 +106,7 @@ def _main_importable() -> bool:
 def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = None) -> list[FileResult]:
     """Scan every input, in this process or in workers; results in input order. A large
     database store may be split over the workers by its sessions (`shards`)."""
-    from .shards import last_of_input, merge, split
+    from .shards import kept_open, last_of_input, merge, split
 
     sizes = [_size(path, display) for path, display in inputs]
     tasks, owners = split(inputs, sizes, config, _pool_size(config.jobs))
@@ -117,7 +117,8 @@ def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = Non
     try:
         if workers == 1:  # each input whole, in this process
             return _run_serial(inputs, config, sizes, progress)
-        results = _run_pool(tasks, config, task_sizes, workers, progress, files=last_of_input(owners))
+        with kept_open(tasks):
+            results = _run_pool(tasks, config, task_sizes, workers, progress, files=last_of_input(owners))
         return merge(results, owners, len(inputs))
     finally:
         if progress is not None:

@@ -13,7 +13,8 @@ shard by shard, keeps it too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,6 +65,29 @@ def _splits(path: Path, forced: str | None) -> bool:
         return bool(detect(path, forced).splits_sessions)
     except (TdocError, OSError):  # the scan of the input reports it
         return False
+
+
+@contextmanager
+def kept_open(tasks: Sequence[Task]) -> Iterator[None]:
+    """Each split database held open by a read-only connection of this process while its shards
+    are scanned. The first reader of a WAL database whose readers have all gone rebuilds its
+    shared-memory index, and holds a lock meanwhile that makes every other reader opening then
+    fail at once (tdoc does not wait: exit 3, "locked"). A connection held here keeps the index
+    built, so the workers opening the database together read it as one reader would. Holding an
+    idle read connection blocks no writer."""
+    from .fixes.sqlite import open_readonly
+
+    held = []
+    for path in dict.fromkeys(task[0] for task in tasks if task[2] is not None):
+        try:
+            held.append(open_readonly(path))
+        except TdocError:  # the shards meet it too, and report it
+            pass
+    try:
+        yield
+    finally:
+        for conn in held:
+            conn.close()
 
 
 def last_of_input(owners: Sequence[int]) -> list[int]:
