@@ -222,8 +222,11 @@ def fixture_db(tmp_path) -> Path:
 
 def test_a_database_is_split_when_asked_for_more_workers_than_inputs(fixture_db) -> None:
     db = fixture_db
-    assert _split(db, ScanConfig(jobs=2), 2) == [Shard(i, 4) for i in range(4)]
+    assert _split(db, ScanConfig(jobs=2), 2) == [Shard(0, 2), Shard(1, 2)]  # small: two shares
     assert _split(db, ScanConfig(jobs=0), 2, size=shards.SPLIT_MIN_BYTES) == [Shard(i, 4) for i in range(4)]
+    # twice as many shares as workers, but none smaller than SHARD_MIN_BYTES
+    assert len(_split(db, ScanConfig(jobs=0), 64, size=shards.SPLIT_MIN_BYTES)) == 4
+    assert len(_split(db, ScanConfig(jobs=0), 64, size=1000 * shards.SHARD_MIN_BYTES)) == 128
 
 
 @pytest.mark.parametrize(("case", "config", "workers", "size", "display"), [
@@ -324,7 +327,7 @@ def test_a_split_scan_is_one_file_to_a_progress_bar_and_gives_the_serial_report(
     path = generated["opencode"]
     recorder = Recorder()
     split = scan([str(path)], ScanConfig(jobs=2), progress=recorder)
-    assert merges == [4]  # the store went to the pool as four shards
+    assert merges == [2]  # the store went to the pool as two shards
     serial = scan([str(path)], ScanConfig(jobs=1))
     assert split.as_dict() == serial.as_dict()
     advances = [c for c in recorder.calls if c[0] == "advance"]

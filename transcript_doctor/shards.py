@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # CLI's default); with -j N > 1 any splittable store is split when the inputs are fewer than N.
 SPLIT_MIN_BYTES = 32 * 1024 * 1024
 SHARDS_PER_WORKER = 2  # sessions differ in size: more shards than workers even out the load
+SHARD_MIN_BYTES = 8 * 1024 * 1024  # and no more shards than this much of the store each: every one reads its list
 
 Task = tuple[Path, str, Shard | None]
 
@@ -55,7 +56,7 @@ def shard_count(path: Path, display: str, size: int, config: ScanConfig, workers
     asked = bool(config.jobs) and inputs < workers  # -j N with fewer inputs than N
     if not (big or asked) or not _splits(path, config.input_format):
         return 1
-    return workers * SHARDS_PER_WORKER
+    return max(2, min(workers * SHARDS_PER_WORKER, size // SHARD_MIN_BYTES))
 
 
 def _splits(path: Path, forced: str | None) -> bool:
