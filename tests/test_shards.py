@@ -280,6 +280,11 @@ def test_the_identity_of_a_one_session_store_comes_from_the_shard_that_read_it()
     assert shards.merge_shards([_result(sessions=1, identity=("a", 1.0)), _result(sessions=1)]).identity == (None, None)
 
 
+def test_the_shards_of_a_store_share_its_bytes_and_add_up_to_them() -> None:
+    assert shards.byte_shares([10, 7, 5], [0, 0, 0, 1, 2, 2]) == [3, 3, 4, 7, 2, 3]
+    assert shards.byte_shares([], []) == []
+
+
 def test_a_file_counts_as_done_with_its_last_task() -> None:
     assert shards.last_of_input([0, 0, 0, 1, 2, 2]) == [0, 0, 1, 1, 0, 1]
     assert shards.last_of_input([]) == []

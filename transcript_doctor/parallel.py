@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -106,11 +105,11 @@ def _main_importable() -> bool:
 def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = None) -> list[FileResult]:
     """Scan every input, in this process or in workers; results in input order. A large
     database store may be split over the workers by its sessions (`shards`)."""
-    from .shards import kept_open, last_of_input, merge, split
+    from .shards import byte_shares, kept_open, last_of_input, merge, split
 
     sizes = [_size(path, display) for path, display in inputs]
     tasks, owners = split(inputs, sizes, config, _pool_size(config.jobs))
-    task_sizes = _shares(sizes, owners)
+    task_sizes = byte_shares(sizes, owners)
     workers = workers_for(tasks, config.jobs, task_sizes)
     if progress is not None:
         progress.start(len(inputs), sum(sizes))
@@ -123,18 +122,6 @@ def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = Non
     finally:
         if progress is not None:
             progress.stop()
-
-
-def _shares(sizes: Sequence[int], owners: Sequence[int]) -> list[int]:
-    """Each task's part of its input's bytes: an input's shards share them, and add up to them."""
-    counts = Counter(owners)
-    seen: Counter[int] = Counter()
-    out = []
-    for owner in owners:
-        k, n, size = seen[owner], counts[owner], sizes[owner]
-        out.append(size * (k + 1) // n - size * k // n)
-        seen[owner] += 1
-    return out
 
 
 def _pool_size(jobs: int | None) -> int:

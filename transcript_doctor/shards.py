@@ -13,6 +13,7 @@ shard by shard, keeps it too.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -89,6 +90,19 @@ def kept_open(tasks: Sequence[Task]) -> Iterator[None]:
     finally:
         for conn in held:
             conn.close()
+
+
+def byte_shares(sizes: Sequence[int], owners: Sequence[int]) -> list[int]:
+    """Each task's part of its input's bytes (for a progress bar): an input's shards share them
+    evenly, and add up to them."""
+    counts = Counter(owners)
+    seen: Counter[int] = Counter()
+    out = []
+    for owner in owners:
+        k, n, size = seen[owner], counts[owner], sizes[owner]
+        out.append(size * (k + 1) // n - size * k // n)
+        seen[owner] += 1
+    return out
 
 
 def last_of_input(owners: Sequence[int]) -> list[int]:
