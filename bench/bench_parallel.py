@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         for jobs in args.jobs:
             seconds = min(r[jobs] for r in rounds)
             print(
-                f"-j {jobs}: {seconds:6.2f} s  {len(files) / seconds:8.0f} files/s  "
+                f"-j {jobs}: {seconds:6.2f} s  {len(files) / seconds:8.1f} files/s  "
                 f"{total_mb / seconds:6.2f} MB/s  ({findings} findings)"
             )
         first, last = args.jobs[0], args.jobs[-1]
