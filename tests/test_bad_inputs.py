@@ -91,3 +91,44 @@ def test_detection_without_forcing(tmp_path: Path) -> None:
     other.write_bytes(b'{"a": 1}\n{"b": 2}\n')
     proc = run("scan", str(other))
     assert proc.returncode == 2 and "not a store tdoc recognises" in proc.stdout + proc.stderr
+
+
+def _unrelated_db(tmp_path: Path) -> Path:
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.close()
+    return path
+
+
+def test_a_database_locked_while_its_kind_was_sniffed_says_so(tmp_path: Path, monkeypatch) -> None:
+    """Detection reads a database twice (the probe, then each kind's sniffer, which treats a
+    database it cannot open as not its kind): one that becomes locked in between is refused as
+    locked (exit 3), not reported as a store tdoc does not know (exit 2)."""
+    from transcript_doctor import stores
+    from transcript_doctor.errors import RefusedError
+
+    path = _unrelated_db(tmp_path)
+    real, calls = stores.probe, []
+
+    def locked_later(p, display=None):
+        calls.append(p)
+        if len(calls) > 1:
+            raise RefusedError(f"{p}: database is locked by another process (tdoc does not wait)")
+        return real(p, display)
+
+    monkeypatch.setattr(stores, "probe", locked_later)
+    with pytest.raises(RefusedError, match="locked"):
+        stores.detect(path)
+    assert len(calls) == 2
+
+
+def test_an_unrelated_database_that_stays_readable_is_not_a_store(tmp_path: Path) -> None:
+    from transcript_doctor import stores
+    from transcript_doctor.model import TdocError
+
+    with pytest.raises(TdocError, match="not a store tdoc recognises") as caught:
+        stores.detect(_unrelated_db(tmp_path))
+    assert caught.value.exit_code == 2

@@ -84,6 +84,8 @@ def detect(path: Path, forced: str | None = None) -> StoreKind:
     for kind in all_kinds.values():
         if kind.sniff(path, head):
             return kind
+    if head.startswith(SQLITE_MAGIC):  # a sniffer that could not open it (locked since, say) said no
+        probe(path)  # so a database that cannot be read now says why, instead of "not a store"
     if not head.strip():
         raise TdocError(f"{path}: empty file, no store to read")
     named = runtime_named(path.name)
