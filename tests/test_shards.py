@@ -27,6 +27,7 @@ from transcript_doctor.stores.shard import Shard, shard_of
 
 from .bench_modules import load
 from .stores import ROOT
+from .test_parallel import Recorder
 
 FIXTURE_DBS = [
     "fixtures/hermes/hermes-state-v30.db",
@@ -308,20 +309,6 @@ def test_a_dead_worker_fails_the_store_whose_shard_it_was_scanning(tmp_path) -> 
     results = parallel._run_pool(tasks, ScanConfig(), [1] * 4, 2, None, worker=crash_on_shard_1)
     merged = shards.merge(results, owners, 2)
     assert [(r.path, r.error) for r in merged] == [(str(tmp_path / "a.jsonl"), None), (db, parallel.WORKER_DIED)]
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    def start(self, files: int, total_bytes: int) -> None:
-        self.calls.append(("start", files, total_bytes))
-
-    def advance(self, files: int, nbytes: int) -> None:
-        self.calls.append(("advance", files, nbytes))
-
-    def stop(self) -> None:
-        self.calls.append(("stop",))
 
 
 def test_a_split_scan_is_one_file_to_a_progress_bar_and_gives_the_serial_report(generated, monkeypatch) -> None:
