@@ -128,38 +128,53 @@ def test_each_shard_reads_only_its_sessions_and_only_shard_0_the_store(kind, gen
         assert whole.records > 0
 
 
-def test_hermes_sessions_with_odd_ids_scan_the_same_in_shards(tmp_path) -> None:
+@pytest.mark.parametrize("numbers", [True, False], ids=["with-numbers", "no-numbers"])
+def test_hermes_sessions_with_odd_ids_scan_the_same_in_shards(tmp_path, numbers) -> None:
     """NULL, empty, numeric and BLOB session ids: the shard is picked in SQL, the sessions are
     counted in Python; the shards' merge equals the whole scan."""
-    _same(_odd_ids_db(tmp_path), ScanConfig(jobs=1), counts=(2, 3, 4, 5))
+    _same(_odd_ids_db(tmp_path, numbers), ScanConfig(jobs=1), counts=(2, 3, 4, 5, 7))
 
 
-def _odd_ids_db(tmp_path: Path) -> Path:
+def _odd_ids_db(tmp_path: Path, numbers: bool = True) -> Path:
     path = tmp_path / "state.db"
     shutil.copy(ROOT / "fixtures/hermes/hermes-state-v30.db", path)
     conn = sqlite3.connect(path)
     for kind, name in conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')").fetchall():
         conn.execute(f"DROP {kind} {name}")
-    conn.executescript(  # the same table without its NOT NULLs (a damaged or foreign database may lack them)
-        "CREATE TABLE loose AS SELECT * FROM messages; DROP TABLE messages; ALTER TABLE loose RENAME TO messages;"
-        "CREATE INDEX idx_messages_session ON messages(session_id, timestamp);")
+    # The same table without its NOT NULLs (a damaged or foreign database may lack them), and
+    # session_id without a type (unary + drops it), so a number stays a number.
+    names = [row[1] for row in conn.execute("PRAGMA table_info(messages)")]
+    select = ", ".join("+session_id AS session_id" if n == "session_id" else f'"{n}"' for n in names)
+    conn.executescript(
+        f"CREATE TABLE loose AS SELECT {select} FROM messages; DROP TABLE messages;"
+        "ALTER TABLE loose RENAME TO messages; CREATE INDEX idx_messages_session ON messages(session_id, timestamp);")
     ids = [row[0] for row in conn.execute("SELECT id FROM messages ORDER BY id")]
-    odd = [None, None, "", 7, 7.5, b"\xff\x00blob", "s\u00e9ance", "7"]
-    assert len(ids) > len(odd)
+    # In row order, so that values SQLite holds equal interleave by row id (7, 7.0, 7; -0.0, 0.0):
+    # NULL beside '', numbers beside their text, two texts read as one string ('\udcff').
+    odd: list[object] = [None, "", None, 0, "s\u00e9ance", b"\xff\x00blob", "7", 2**60, float(2**60)]
+    if numbers:
+        odd += [7, 7.0, 7, -0.0, 0.0, 7.5]
+    odd = [v for v in odd if numbers or not isinstance(v, (int, float))]
+    texts = ["x'ff41'", "x'edb3bf'", "x'ff'"]  # not UTF-8; a lone surrogate; '\udcff' again, read another way
+    assert len(ids) >= len(odd) + len(texts)
     for rid, sid in zip(ids, odd):
         conn.execute("UPDATE messages SET session_id = ? WHERE id = ?", (sid, rid))
-    conn.execute("UPDATE messages SET session_id = CAST(x'ff41' AS TEXT) WHERE id = ?", (ids[len(odd)],))  # not UTF-8
+    for rid, hexed in zip(ids[len(odd):], texts):
+        conn.execute(f"UPDATE messages SET session_id = CAST({hexed} AS TEXT) WHERE id = ?", (rid,))
     conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('7', 'cli', 1)")
     conn.commit()
+    kinds = {kind for (kind,) in conn.execute("SELECT DISTINCT typeof(session_id) FROM messages")}
+    assert kinds == {"null", "text", "blob"} | ({"integer", "real"} if numbers else set())
     conn.close()
     return path
 
 
-@pytest.mark.parametrize("count", [2, 3, 5])
-def test_hermes_shards_read_each_row_once_whatever_its_session_id(tmp_path, count) -> None:
+@pytest.mark.parametrize("numbers", [True, False], ids=["with-numbers", "no-numbers"])
+@pytest.mark.parametrize("count", [2, 3, 5, 7])
+def test_hermes_shards_read_each_row_once_whatever_its_session_id(tmp_path, count, numbers) -> None:
     from transcript_doctor.stores.hermes.reader import Database
 
-    path = _odd_ids_db(tmp_path)
+    path = _odd_ids_db(tmp_path, numbers)
     conn = open_database(path)  # as a scan reads: text that is not UTF-8 is kept, not refused
 
     def groups(shard: Shard | None) -> list[tuple[object, list[object]]]:

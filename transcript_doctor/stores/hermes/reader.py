@@ -15,7 +15,7 @@ from typing import Any
 
 from ... import values
 from ...errors import sqlite_failure
-from ...fixes.sqlite import columns, open_readonly, quote_ident, tables
+from ...fixes.sqlite import columns, decode_text, open_readonly, quote_ident, tables
 from ..shard import Shard, shard_of
 from .rows import MESSAGE_COLUMNS, Row, finite_number, rows_from_batch
 
@@ -108,18 +108,25 @@ class Database:
 
     def iter_sessions(self, session_ids: list[str] | None = None) -> Iterator[tuple[str, list[Row]]]:
         """(session_id, its rows in id order) for all sessions, or only those named, in
-        session_id order, each group gathered as its rows are read."""
-        current: str | None = None
+        session_id order, each group gathered as its rows are read.
+
+        A session is a run of rows whose session_id cell holds one value of one type, named by
+        that value as text: the text '7' and the number 7, or NULL and '', are two sessions (as
+        they are to SQLite's `=`) even where they sort side by side, so a shard of the store
+        (`stores.shard`) groups its rows exactly as a read of the whole store does."""
+        current: Any = _NO_ROW
+        name = ""
         rows: list[Row] = []
         for batch in self._batches(session_ids):
-            for row in rows_from_batch(batch):
-                if row.session_id != current:
+            for cells, row in zip(batch, rows_from_batch(batch)):
+                raw = cells[1]
+                if raw != current or raw.__class__ is not current.__class__:
                     if rows:
-                        yield current or "", rows
-                    current, rows = row.session_id, []
+                        yield name, rows
+                    current, name, rows = raw, row.session_id, []
                 rows.append(row)
         if rows:
-            yield current or "", rows
+            yield name, rows
 
     def _batches(self, session_ids: list[str] | None) -> Iterator[list[tuple]]:
         """The message query's rows in batches. Every column of MESSAGE_COLUMNS is selected, as
@@ -139,9 +146,13 @@ class Database:
     def _where(self, session_ids: list[str] | None) -> tuple[str, tuple[Any, ...]]:
         """The message query's WHERE clause (with its leading space) and parameters: the sessions
         named, and of those only this reader's shard's. The shard's ids are picked in SQL among the
-        distinct ones (hashed as `shard_of` hashes them: CAST gives a number's digits), so a
-        worker reads only its own rows (`LIMIT -1` keeps SQLite from pushing the test down into the
-        DISTINCT scan, which would call it once per row); a NULL id (the session "") never matches IN."""
+        distinct ones, so a worker reads only its own rows (`LIMIT -1` keeps SQLite from pushing
+        the test down into the DISTINCT scan, which would call it once per row); a NULL id never
+        matches IN. Ids that SQLite holds equal (7 and 7.0, which sort together interleaved by row
+        id) share a shard: DISTINCT keeps one of them and IN takes them all, and a number is hashed
+        as the text of its REAL value, so whichever one DISTINCT keeps (a writer may change that
+        between two shards' reads) picks the same shard. Other values are hashed by their text as
+        `decode_text` reads it, so two ids read as one string share a shard too."""
         terms: list[str] = []
         params: tuple[Any, ...] = ()
         if session_ids is not None:
@@ -149,12 +160,23 @@ class Database:
             params = tuple(session_ids)
         shard = self.shard
         if shard is not None:
-            self.conn.create_function("tdoc_shard", 2, shard_of, deterministic=True)
+            self.conn.create_function("tdoc_shard", 2, _sql_shard, deterministic=True)
+            key = ("CASE WHEN typeof(s) IN ('integer', 'real') THEN CAST(CAST(s AS REAL) AS BLOB)"
+                   " ELSE CAST(s AS BLOB) END")  # fmt: skip
             term = ("session_id IN (SELECT s FROM (SELECT DISTINCT session_id AS s FROM messages LIMIT -1)"
-                    " WHERE tdoc_shard(CAST(s AS BLOB), ?) = ?)")  # fmt: skip
+                    f" WHERE tdoc_shard({key}, ?) = ?)")  # fmt: skip
             terms.append(f"({term} OR session_id IS NULL)" if shard.holds(None) else term)
             params += (shard.count, shard.index)
         return (f" WHERE {' AND '.join(terms)}" if terms else ""), params
+
+
+_NO_ROW = object()  # `iter_sessions` before its first row
+
+
+def _sql_shard(key: bytes | None, count: int) -> int:
+    """`tdoc_shard(key, count)`: the shard of a session id whose bytes are `key` (None: NULL), its
+    text read as every TEXT cell is (`decode_text`), so two ids read as one text share a shard."""
+    return shard_of(None if key is None else decode_text(key), count)
 
 
 def _session_info(d: dict[str, Any]) -> SessionInfo:
