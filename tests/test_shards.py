@@ -343,6 +343,7 @@ def test_a_split_scan_is_one_file_to_a_progress_bar_and_gives_the_serial_report(
     assert (sum(c[1] for c in advances), sum(c[2] for c in advances)) == (1, size)
 
 
+@pytest.mark.skipif(parallel.cpu_count() < 2, reason="one CPU: -j 2 starts no pool, so nothing is split")
 def test_a_split_scan_through_the_command_line_prints_what_one_process_prints(generated) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run([sys.executable, "-m", "transcript_doctor", "scan", *args], cwd=ROOT,

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .model import FileResult, TdocError
 from .text import excerpt
@@ -24,10 +24,11 @@ if TYPE_CHECKING:  # the pool machinery loads only when a pool is started (start
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from .core import ScanConfig
+    from .shards import Task as ShardTask
     from .stores.shard import Shard
 
 Input = tuple[Path, str]
-Task = tuple[Path, str] | tuple[Path, str, "Shard | None"]  # an input, or a shard of one (`shards`)
+Task: TypeAlias = "Input | ShardTask"  # an input, or an input with the shard of it to scan (`shards.split`)
 Worker = Callable[[list[Task], "ScanConfig"], list[FileResult]]
 
 # With jobs left to tdoc, worker processes are used only when the work can pay for starting them.

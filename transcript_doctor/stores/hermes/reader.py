@@ -142,7 +142,6 @@ class Database:
         except (sqlite3.Error, UnicodeError) as exc:
             raise sqlite_failure(self.display, exc) from None
 
-
     def _where(self, session_ids: list[str] | None) -> tuple[str, tuple[Any, ...]]:
         """The message query's WHERE clause (with its leading space) and parameters: the sessions
         named, and of those only this reader's shard's. The shard's ids are picked in SQL among the
