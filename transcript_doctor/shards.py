@@ -51,11 +51,16 @@ def split(inputs: Sequence[tuple[Path, str]], sizes: Sequence[int], config: Scan
 
 def shard_count(path: Path, display: str, size: int, config: ScanConfig, workers: int, inputs: int) -> int:
     """How many shards to scan the input in (1: whole)."""
+    return pieces(path, display, size, config, workers, asked=bool(config.jobs) and inputs < workers)
+
+
+def pieces(path: Path, display: str, size: int, config: ScanConfig, workers: int, asked: bool = False) -> int:
+    """How many shards a store of `size` bytes is scanned in over `workers` workers (1: whole): a
+    large store of a kind that splits its sessions, or any such store when `asked` (the user's
+    -j N exceeds the inputs). Never standard input, one session, or a shard again."""
     if workers < 2 or display == "-" or config.options.session is not None or config.options.shard is not None:
         return 1
-    big = size >= SPLIT_MIN_BYTES
-    asked = bool(config.jobs) and inputs < workers  # -j N with fewer inputs than N
-    if not (big or asked) or not _splits(path, config.input_format):
+    if not (size >= SPLIT_MIN_BYTES or asked) or not _splits(path, config.input_format):
         return 1
     return max(2, min(workers * SHARDS_PER_WORKER, size // SHARD_MIN_BYTES))
 

@@ -49,6 +49,13 @@ class DaskExecutor:
 
         return as_completed(list(futures))
 
+    def workers(self) -> int:
+        """The threads of the cluster's workers now (1 when the scheduler cannot say)."""
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - splitting a store is an optimisation, never an error
+            return 1
+
     @property
     def dashboard(self) -> str | None:
         """The dashboard's address, when the scheduler runs one."""

@@ -5,6 +5,10 @@ The same report as a local scan, whatever runs the tasks: inputs are expanded wi
 `FileResult` (its scan, or the error that stopped it), and the results are sorted by path before
 the report is made, as `core.scan` sorts them.
 
+A large local database (an `opencode.db`, a Hermes `state.db`) is split into shards of its
+sessions, as a local scan splits it over its worker processes (`transcript_doctor.shards`): each
+shard is a task of its own, and the shards' results are merged into the store's one result.
+
 A batch whose worker died (Dask gives up on a task after its allowed failures, `KilledWorker`) is
 split and its stores are sent again one by one; a store whose own task still fails becomes that
 store's file error. No store is ever dropped and the scan never waits on a lost task.
@@ -12,14 +16,16 @@ store's file error. No store is ever dropped and the scan never waits on a lost 
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import FileResult, TdocError
+from ..shards import kept_open, merge_shards, pieces
 from ..stores import expand_paths
+from ..stores.shard import Shard
 from ..text import excerpt
 from .tasks import Item, scan_batch
 from .uris import Listing, RemoteStore, is_url, list_argument, list_prefix
@@ -52,6 +58,10 @@ class Executor(Protocol):
 
     def as_completed(self, futures: Iterable[TaskFuture]) -> Completion: ...
 
+    def workers(self) -> int:
+        """How many tasks can run at once (what a large database is split for)."""
+        ...
+
 
 @dataclass
 class _Done:
@@ -75,6 +85,9 @@ class InlineExecutor:
 
     def as_completed(self, futures: Iterable[TaskFuture]) -> Completion:
         return _InlineCompletion(deque(futures))
+
+    def workers(self) -> int:
+        return 1  # one task at a time: splitting a store would only add work
 
 
 @dataclass
@@ -139,22 +152,35 @@ class FleetRun:
     # ---------------------------------------------------------------- scanning
 
     def scan_items(self, items: list[Item]) -> list[FileResult]:
-        submitted = [(self._submit(batch), batch) for batch in batches(items)]
+        """One result per item (per store): a split database's shards scanned as tasks of their
+        own while this process holds the database open (`shards.kept_open`), then merged."""
+        tasks = list(split_items(items, self.config, self.executor.workers()))
+        with kept_open([(Path(t.uri), t.uri, t.shard) for t in tasks if t.shard is not None]):
+            done = self._run(tasks)
+        return whole_results(done)
+
+    def _run(self, tasks: list[Item]) -> list[tuple[Item, FileResult]]:
+        submitted = [(self._submit(batch), batch) for batch in batches(tasks)]
         batch_of = {id(f): batch for f, batch in submitted}
+        shards_left = Counter(t.uri for t in tasks if t.shard is not None)
         completion = self.executor.as_completed(f for f, _ in submitted)
-        results: list[FileResult] = []
+        done: list[tuple[Item, FileResult]] = []
         for future in completion:
-            for retry in self._collect(future, batch_of.pop(id(future)), results):
+            batch = batch_of.pop(id(future))
+            retries = self._collect(future, batch, done)
+            for retry in retries:
                 again = self._submit(retry)
                 batch_of[id(again)] = retry
                 completion.add(again)
-        return results
+            if self.progress is not None and not retries:  # a batch sent again counts as its parts finish
+                self.progress.advance(_files_done(batch, shards_left), sum(i.size for i in batch))
+        return done
 
     def _submit(self, batch: list[Item]) -> TaskFuture:
         return self.executor.submit(scan_batch, batch, self.config, self.storage_options)
 
-    def _collect(self, future: TaskFuture, batch: list[Item], results: list[FileResult]) -> list[list[Item]]:
-        """Store the batch's results; the batches to send again (a lost batch, split)."""
+    def _collect(self, future: TaskFuture, batch: list[Item], done: list[tuple[Item, FileResult]]) -> list[list[Item]]:
+        """Store the batch's results beside their items; the batches to send again (a lost batch, split)."""
         try:
             values = future.result()
         except Exception as exc:  # noqa: BLE001 - the task itself was lost (a dying worker, a pickling error)
@@ -162,18 +188,59 @@ class FleetRun:
                 return [[item] for item in batch]
             cause = f"{type(exc).__name__}: {excerpt(str(exc))}"
             values = [FileResult(path=batch[0].uri, format=None, error=WORKER_DIED.format(cause))]
-        results.extend(r for r in values if r is not None)
-        if self.progress is not None:
-            self.progress.advance(len(batch), sum(i.size for i in batch))
+        done.extend((item, r) for item, r in zip(batch, values) if r is not None)
         return []
 
 
+def split_items(items: list[Item], config: ScanConfig, workers: int) -> Iterator[Item]:
+    """The items to scan: each large local database of a kind that splits its sessions as its
+    shards (`shards.pieces`: two per worker, none under 8 MB), every other item as it is. A remote
+    store is never split: each shard would fetch all of it."""
+    for item in items:
+        count = 1 if item.remote else pieces(Path(item.uri), item.uri, item.size, config, workers)
+        if count == 1:
+            yield item
+            continue
+        for index in range(count):
+            share = item.size * (index + 1) // count - item.size * index // count
+            yield Item(item.uri, share, False, item.named, Shard(index, count))
+
+
+def whole_results(done: list[tuple[Item, FileResult]]) -> list[FileResult]:
+    """One result per store: a split store's shard results merged (shard 0 first), as a local
+    split scan merges them (`shards.merge_shards`: a failed shard fails the store)."""
+    results: list[FileResult] = []
+    parts: dict[str, list[tuple[int, FileResult]]] = {}
+    for item, result in done:
+        if item.shard is None:
+            results.append(result)
+        else:
+            parts.setdefault(item.uri, []).append((item.shard.index, result))
+    for shard_results in parts.values():
+        shard_results.sort(key=lambda pair: pair[0])
+        results.append(merge_shards([result for _, result in shard_results]))
+    return results
+
+
+def _files_done(batch: list[Item], shards_left: Counter[str]) -> int:
+    """The stores a finished batch completes: a split store with its last shard."""
+    files = 0
+    for item in batch:
+        if item.shard is None:
+            files += 1
+            continue
+        shards_left[item.uri] -= 1
+        files += shards_left[item.uri] == 0
+    return files
+
+
 def batches(items: list[Item]) -> Iterator[list[Item]]:
-    """Consecutive items grouped up to BATCH_FILES stores or BATCH_BYTES; a large store alone."""
+    """Consecutive items grouped up to BATCH_FILES stores or BATCH_BYTES; a large store, or a
+    shard of one, alone."""
     batch: list[Item] = []
     nbytes = 0
     for item in items:
-        large = item.size >= BATCH_BYTES
+        large = item.size >= BATCH_BYTES or item.shard is not None
         if batch and (large or len(batch) >= BATCH_FILES or nbytes + item.size > BATCH_BYTES):
             yield batch
             batch, nbytes = [], 0

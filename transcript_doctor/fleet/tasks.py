@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import FileResult, TdocError
 from ..parallel import known_store, scan_one
+from ..stores.shard import Shard
 from .uris import describe_storage_error, filesystem
 
 if TYPE_CHECKING:
@@ -32,12 +33,14 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 @dataclass(frozen=True)
 class Item:
-    """One store to scan. `uri` is also how the report names it."""
+    """One store to scan, or one shard of a large local database's sessions (`shard`; `size` is
+    then the shard's share of the store's bytes). `uri` is also how the report names it."""
 
     uri: str
     size: int
     remote: bool  # fetched through fsspec, not a path the worker can open
     named: bool  # named on the command line: reported even when it is not a store
+    shard: Shard | None = None
 
 
 def scan_batch(items: list[Item], config: ScanConfig, storage_options: dict[str, Any]) -> list[FileResult | None]:
@@ -66,7 +69,7 @@ def _scan_path(path: Path, item: Item, config: ScanConfig) -> FileResult | None:
     wanted = item.named and not config.skip_unrecognised
     if not wanted and not known_store(path, item.uri):
         return None
-    return scan_one(path, item.uri, config)
+    return scan_one(path, item.uri, config, item.shard)
 
 
 def fetch(uri: str, workdir: Path, storage_options: dict[str, Any]) -> Path:
