@@ -114,31 +114,42 @@ def _walk(chain: Chain) -> None:
     chain.path = path
 
 
-def relink_target(chain: Chain, rec: Record) -> Record | None:
-    """The nearest earlier record of the file to hang a dangling record on (never a descendant)."""
-    position = chain.records.index(rec)
-    for k in range(position - 1, -1, -1):
-        candidate = chain.records[k]
-        if not _descends_from(chain, candidate, rec):
-            return candidate
-    return None
-
-
-def _descends_from(chain: Chain, rec: Record, ancestor: Record) -> bool:
-    seen: set[str] = set()
-    cur: Record | None = rec
-    while cur is not None and cur.uuid not in seen:
-        if cur is ancestor:
-            return True
-        seen.add(cur.uuid)  # type: ignore[arg-type]
-        parent = chain.parents.get(cur.uuid)  # type: ignore[arg-type]
-        cur = chain.by_uuid.get(parent) if parent is not None else None
-    return False
-
-
 def _relink_dangling(chain: Chain) -> None:
+    """Hang each dangling record, in file order, on the nearest earlier record of the file that
+    does not descend from it (a descendant would close a loop).
+
+    A dangling record's parent names nothing, so it is the root of its own tree until it is
+    re-linked: the records that descend from it are exactly those its subtree holds (`_subtree`,
+    over the children of each record under the parents as re-linked so far). One walk down each
+    dangling record's tree, instead of a walk up from every candidate to its root, keeps a file
+    with many broken parents linear: the trees of successive dangling records are, in any file
+    written in order, disjoint (tests/claude_code/test_relink.py pins this to the walk-up reference)."""
+    if not chain.dangling:
+        return
+    records, parents = chain.records, chain.parents
+    position = {rec.uuid: k for k, rec in enumerate(records)}
+    below: dict[str | None, list[str]] = {}  # record uuid -> the uuids of its children now
+    for rec in records:
+        below.setdefault(parents[rec.uuid], []).append(rec.uuid)  # type: ignore[index, arg-type]
     for rec in chain.dangling:
-        target = relink_target(chain, rec)
-        if target is not None and target.uuid is not None:
-            chain.parents[rec.uuid] = target.uuid  # type: ignore[index]
-            chain.relinked[rec.uuid] = target.uuid  # type: ignore[index]
+        uuid: str = rec.uuid  # type: ignore[assignment]
+        descendants = _subtree(below, uuid)
+        k = position[uuid] - 1
+        while k >= 0 and records[k].uuid in descendants:
+            k -= 1
+        if k >= 0:
+            target: str = records[k].uuid  # type: ignore[assignment]
+            parents[uuid] = chain.relinked[uuid] = target
+            below.setdefault(target, []).append(uuid)
+
+
+def _subtree(below: dict[str | None, list[str]], root: str) -> set[str]:
+    """`root` and every uuid below it."""
+    seen = {root}
+    stack = [root]
+    while stack:
+        for child in below.get(stack.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return seen

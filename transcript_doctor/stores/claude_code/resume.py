@@ -31,9 +31,10 @@ class View:
     def messages(self) -> list[Message]:
         return shared_messages(self.request)
 
-    @property
+    @cached_property
     def reached(self) -> set[int]:
-        """Record indexes the resume reads: the chain and the sibling lines the request pulls in."""
+        """Record indexes the resume reads: the chain and the sibling lines the request pulls in
+        (built once: `Resume.unsent_reason` asks for each record the resume leaves out)."""
         return {r.index for r in self.chain.path} | self.request.sent
 
 

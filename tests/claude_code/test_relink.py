@@ -1,0 +1,106 @@
+"""Re-linking dangling records in the repaired view (`chain._relink_dangling`), against the plain
+definition it stands for: the nearest earlier record of the file that does not descend from the
+dangling one, found by walking up from each candidate to its root (the reference below, which the
+reader used until it made a file with many broken parents quadratic)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcript_doctor.stores.claude_code import chain as chain_module
+from transcript_doctor.stores.claude_code.chain import Chain, build_chain
+from transcript_doctor.stores.claude_code.records import Record
+
+
+def _reference_target(chain: Chain, rec: Record) -> Record | None:
+    position = chain.records.index(rec)
+    for k in range(position - 1, -1, -1):
+        candidate = chain.records[k]
+        if not _descends_from(chain, candidate, rec):
+            return candidate
+    return None
+
+
+def _descends_from(chain: Chain, rec: Record, ancestor: Record) -> bool:
+    seen: set[str] = set()
+    cur: Record | None = rec
+    while cur is not None and cur.uuid not in seen:
+        if cur is ancestor:
+            return True
+        seen.add(cur.uuid)  # type: ignore[arg-type]
+        parent = chain.parents.get(cur.uuid)  # type: ignore[arg-type]
+        cur = chain.by_uuid.get(parent) if parent is not None else None
+    return False
+
+
+def _reference_relink(chain: Chain) -> None:
+    for rec in chain.dangling:
+        target = _reference_target(chain, rec)
+        if target is not None and target.uuid is not None:
+            chain.parents[rec.uuid] = target.uuid  # type: ignore[index]
+            chain.relinked[rec.uuid] = target.uuid  # type: ignore[index]
+
+
+def _records(spec: list[tuple[int, int | None, bool]]) -> list[Record]:
+    """Records of uuids `u<k>` (a uuid may repeat: the last copy wins), each naming as its parent
+    another record (before or after it, itself included), a uuid no record has (`gone<k>`), or none."""
+    out = []
+    for index, (uuid, parent, missing) in enumerate(spec):
+        named = None if parent is None else f"gone{parent}" if missing else f"u{parent}"
+        out.append(Record(index, index + 1, type="user" if index % 2 else "assistant", uuid=f"u{uuid}", parent=named))
+    return out
+
+
+def _shape(chain: Chain) -> tuple:
+    return (dict(chain.parents), dict(chain.relinked), [r.index for r in chain.path],
+            chain.leaf.index if chain.leaf else None, chain.cut.index if chain.cut else None,
+            {k: [r.index for r in v] for k, v in chain.children.items()})  # fmt: skip
+
+
+SPECS = st.integers(1, 40).flatmap(lambda n: st.lists(
+    st.tuples(st.integers(0, n - 1), st.none() | st.integers(0, n - 1), st.booleans()), min_size=1, max_size=n))
+
+
+@settings(max_examples=400, deadline=None)
+@given(SPECS)
+def test_relinking_finds_what_the_walk_up_from_every_candidate_finds(spec) -> None:
+    records = _records(spec)
+    fast = build_chain(records, repaired=True)
+    original = chain_module._relink_dangling
+    chain_module._relink_dangling = _reference_relink
+    try:
+        slow = build_chain(records, repaired=True)
+    finally:
+        chain_module._relink_dangling = original
+    assert _shape(fast) == _shape(slow)
+
+
+def test_a_file_written_in_order_with_many_broken_parents_is_walked_once(monkeypatch) -> None:
+    # 3,000 records in one chain, every other one naming a parent no record has: each dangling
+    # record's tree is its own stretch of the file, so the walks down add up to the file once.
+    spec = [(k, k - 1, k % 2 == 0) if k else (0, None, False) for k in range(3000)]
+    visited: list[int] = []
+    real = chain_module._subtree
+
+    def counted(below, root):
+        found = real(below, root)
+        visited.append(len(found))
+        return found
+
+    monkeypatch.setattr(chain_module, "_subtree", counted)
+    chain = build_chain(_records(spec), repaired=True)
+    assert len(chain.relinked) == 1499 and len(visited) == 1499
+    assert sum(visited) == 2 * 1499  # each dangling record and the one record below it
+    assert [r.index for r in chain.path] == list(range(3000))  # re-linked into one chain again
+
+
+def test_what_a_view_reaches_is_built_once() -> None:
+    # `Resume.unsent_reason` asks for it once per record the resume leaves out: rebuilt each time,
+    # a file with many such records took time quadratic in its length.
+    from transcript_doctor.stores.claude_code.resume import view
+
+    spec = [(k, k - 1, k % 3 == 0) if k else (0, None, False) for k in range(30)]
+    built = view(_records(spec), repaired=False)
+    assert built.reached is built.reached
+    assert built.reached == {r.index for r in built.chain.path} | built.request.sent
