@@ -123,7 +123,7 @@ def _relink_dangling(chain: Chain) -> None:
     over the children of each record under the parents as re-linked so far). One walk down each
     dangling record's tree, instead of a walk up from every candidate to its root, keeps a file
     with many broken parents linear: the trees of successive dangling records are, in any file
-    written in order, disjoint (tests/claude_code/test_relink.py pins this to the walk-up reference)."""
+    written in order, disjoint (tests/claude_code/test_linear_time.py pins this to the walk-up reference)."""
     if not chain.dangling:
         return
     records, parents = chain.records, chain.parents

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ...model import Edit
-from .reader import Transcript, split_values
+from .reader import Concatenated, Transcript, split_values
 from .records import Record
 
 INTERRUPTED = "Tool call interrupted: the outcome is unknown (result added by tdoc heal)"
@@ -138,6 +138,14 @@ class Planner:
         return by_uuid
 
     @cached_property
+    def concatenated(self) -> dict[int, list[Concatenated]]:
+        """The concatenated lines by line number (a fix splits one line: not a walk over all of them)."""
+        found: dict[int, list[Concatenated]] = {}
+        for cat in self.t.concatenated:
+            found.setdefault(cat.line, []).append(cat)
+        return found
+
+    @cached_property
     def children(self) -> dict[str, list[Record]]:
         children: dict[str, list[Record]] = {}
         for rec in self.records:
@@ -159,9 +167,8 @@ class Planner:
     def _take(self, it: Intent, plan: Plan, inserts: dict[int, list[dict[str, Any]]], split: set[int]) -> None:
         if it.kind == "split":
             split.add(it.line)
-            for cat in self.t.concatenated:
-                if cat.line == it.line:
-                    plan.twins.update(r.index for r in self.by_line(it.line) if r.piece in cat.twins)
+            for cat in self.concatenated.get(it.line, ()):
+                plan.twins.update(r.index for r in self.by_line(it.line) if r.piece in cat.twins)
             return
         rec = self.records[it.record]
         if it.kind == "remove":

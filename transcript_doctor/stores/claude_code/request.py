@@ -37,9 +37,11 @@ class RequestMessage:
     records: list[Record] = field(default_factory=list)
     msg_id: str | None = None
     position: int = 0
+    _held: set[int] = field(default_factory=set, repr=False, compare=False)  # id() of each of `records`
 
     def add(self, rec: Record) -> None:
-        if rec not in self.records:
+        if id(rec) not in self._held:  # `rec not in self.records` (records compare by identity), in O(1):
+            self._held.add(id(rec))  # one user message can gather thousands of records
             self.records.append(rec)
         self.slots.extend(Slot(rec, k, b) for k, b in enumerate(rec.blocks))
 

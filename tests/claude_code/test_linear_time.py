@@ -1,7 +1,10 @@
-"""Re-linking dangling records in the repaired view (`chain._relink_dangling`), against the plain
-definition it stands for: the nearest earlier record of the file that does not descend from the
-dangling one, found by walking up from each candidate to its root (the reference below, which the
-reader used until it made a file with many broken parents quadratic)."""
+"""Walks that stay linear in the file on the shapes that once made them quadratic: many broken
+parents (re-linking, `chain._relink_dangling`, pinned to the plain definition it stands for: the
+nearest earlier record of the file that does not descend from the dangling one, found by walking
+up from each candidate to its root), many records left out of the resume (`View.reached`), one
+user message gathering thousands of records (`RequestMessage.add`), many concatenated lines
+(`Planner.concatenated`). No test here times anything: each counts the steps, or forbids the
+search, that made the work grow with the square of the file."""
 
 from __future__ import annotations
 
@@ -104,3 +107,49 @@ def test_what_a_view_reaches_is_built_once() -> None:
     built = view(_records(spec), repaired=False)
     assert built.reached is built.reached
     assert built.reached == {r.index for r in built.chain.path} | built.request.sent
+
+
+class _Unsearchable(list):
+    def __contains__(self, item: object) -> bool:
+        raise AssertionError("a request message's records are searched (linear per record added)")
+
+
+def test_a_request_message_never_searches_its_records_to_add_one() -> None:
+    from transcript_doctor.stores.claude_code.request import RequestMessage
+
+    records = _records([(k, None, False) for k in range(50)])
+    msg = RequestMessage("user", records=_Unsearchable())
+    for rec in records + records[:10]:  # the first ten again: kept once, their blocks twice
+        msg.add(rec)
+    assert msg.records == records and [r.index for r in msg.records] == list(range(50))
+
+
+class _CountedIteration(list):
+    walks = 0
+
+    def __iter__(self):
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_planning_the_split_of_each_concatenated_line_walks_the_list_of_them_once(tmp_path) -> None:
+    from tests.claude_code.builders import Session
+    from transcript_doctor.stores.claude_code.plan import Intent, LineSource, Planner
+    from transcript_doctor.stores.claude_code.reader import read_transcript
+
+    session = Session()
+    for k in range(40):
+        session.user(f"question {k}")
+        session.text(f"msg_{k}", "answer")
+    lines = session.lines()
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(a + b for a, b in zip(lines[::2], lines[1::2])) + "\n")  # two records a line
+    transcript = read_transcript(path, str(path))
+    assert len(transcript.concatenated) == 40
+    _CountedIteration.walks = 0
+    transcript.concatenated = _CountedIteration(transcript.concatenated)
+    planner = Planner(transcript, LineSource(path))
+    for line in range(1, 41):
+        plan = planner.plan([Intent("split", line=line)])
+        assert list(plan.lines) == [line]
+    assert _CountedIteration.walks == 1
