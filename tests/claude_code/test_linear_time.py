@@ -153,3 +153,34 @@ def test_planning_the_split_of_each_concatenated_line_walks_the_list_of_them_onc
         plan = planner.plan([Intent("split", line=line)])
         assert list(plan.lines) == [line]
     assert _CountedIteration.walks == 1
+
+
+def test_fixes_read_their_lines_through_one_handle_that_the_store_closes(tmp_path, monkeypatch) -> None:
+    import builtins
+
+    from tests.claude_code.builders import Session
+    from transcript_doctor.core import ScanConfig, check_store
+    from transcript_doctor.stores import Options, open_store
+    from transcript_doctor.stores.claude_code import plan
+
+    session = Session()
+    for k in range(30):
+        session.user(f"question {k}")
+        session.text(f"msg_{k}", "\n\n")  # a blank text block: W102, fixed by dropping it
+        session.text(f"msg_{k}", "answer")
+    path = tmp_path / "s.jsonl"
+    path.write_text(session.jsonl())
+    opened: list = []
+
+    def counting(*args, **kwargs):
+        handle = builtins.open(*args, **kwargs)
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(plan, "open", counting, raising=False)
+    store = open_store(path, str(path), Options())
+    findings = check_store(store, ScanConfig())
+    assert sum(1 for f in findings if f.code == "W102" and f.fix is not None) == 30
+    assert len(opened) == 1 and not opened[0].closed
+    store.close()
+    assert opened[0].closed

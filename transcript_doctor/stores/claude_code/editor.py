@@ -25,6 +25,12 @@ class ClaudeEditor:
         """Built on the first fix: indexes every record by uuid, parent and line."""
         return Planner(self.transcript, LineSource(self.transcript.path))
 
+    def close(self) -> None:
+        """Close the file the planner reads lines from (when a fix was planned)."""
+        planner = self.__dict__.get("planner")
+        if planner is not None:
+            planner.source.close()
+
     def fix(self, applicability: Applicability, summary: str, intents: Iterable[Intent]) -> Fix | None:
         intents = tuple(intents)
         if not intents:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid as uuidlib
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -56,19 +57,32 @@ class Plan:
 
 
 class LineSource:
-    """The raw text of a line, read by seeking to the offset the reader recorded."""
+    """The raw text of a line, read by seeking to the offset the reader recorded.
+
+    One read handle serves every line (a scan with thousands of fixes reads thousands of lines:
+    opening the file for each cost a sixth of such a scan). It is opened on the first line asked
+    for and closed by `close` (the store's), or when the source is collected."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.cache: dict[int, str] = {}
+        self._file: BinaryIO | None = None
 
     def text(self, rec: Record) -> str:
         if rec.line not in self.cache:
-            with open(self.path, "rb") as fh:
-                fh.seek(rec.offset)
-                raw = fh.readline()
+            fh = self._file
+            if fh is None:
+                fh = self._file = open(self.path, "rb")  # noqa: SIM115 - held across calls, closed by `close`
+                weakref.finalize(self, fh.close)
+            fh.seek(rec.offset)
+            raw = fh.readline()
             self.cache[rec.line] = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8")
         return self.cache[rec.line]
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def piece(self, rec: Record, pieces: int) -> str:
         text = self.text(rec)

@@ -114,6 +114,7 @@ class ClaudeCodeStore(Store):
         return self._thaw is not None and self._thaw.alive
 
     def close(self) -> None:
+        self.editor.close()
         if self._thaw is not None:
             self._thaw()  # runs once
 
