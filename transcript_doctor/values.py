@@ -34,6 +34,7 @@ INT_MIN = -(2**63)
 INT_MAX = 2**64 - 1
 _MIN_DEEP_TEXT = 2 * (MAX_DEPTH + 1)  # the shortest JSON text nested MAX_DEPTH + 1 levels
 LONG_TEXT = 1600  # from this length on, finding a text's braces one by one beats counting its characters
+WALK_FIRST = 4096  # from this length on, walking a parsed value's containers beats counting the text's brackets
 
 
 class ValueProblem(ValueError):
@@ -89,7 +90,7 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
             raise ValueProblem(f"JSON nested deeper than {MAX_DEPTH} levels") from None
         _check_depth(value)
         return value
-    if len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw):  # `nested_too_deep`, written out: every row of a read
+    if len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw, value):  # `nested_too_deep`, written out: every row of a read
         _check_depth(value)
     return value
 
@@ -97,10 +98,10 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
 def nested_too_deep(raw: bytes | str, value: Any) -> bool:
     """Whether `value`, parsed from `raw`, nests beyond MAX_DEPTH: the text tests first (a short
     text or one with few brackets cannot), the walk only when they cannot rule it out."""
-    return len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw) and depth_exceeds(value, MAX_DEPTH)
+    return len(raw) >= _MIN_DEEP_TEXT and may_be_deep(raw, value) and depth_exceeds(value, MAX_DEPTH)
 
 
-def may_be_deep(raw: bytes | str) -> bool:
+def may_be_deep(raw: bytes | str, value: Any = None) -> bool:
     """A cheap necessary condition for nesting beyond MAX_DEPTH: brackets enough in the text.
 
     It may say True for a shallow text (the exact `depth_exceeds` walk then says no), never
@@ -108,8 +109,16 @@ def may_be_deep(raw: bytes | str) -> bool:
     over the text, while `in` and `find` of one character are a memchr. With no `[` (most
     records) the nesting is objects alone, each level but the innermost holding a key, so each
     takes at least five characters (`{"":` and its `}`); a long text is then searched for its
-    few braces one at a time (docs/errors.md, "The reader boundary")."""
+    few braces one at a time (docs/errors.md, "The reader boundary").
+
+    `value`, the text as parsed (None: not given): a text of WALK_FIRST characters or more is
+    first judged by the value's lists and objects, when it holds no more than MAX_DEPTH of them
+    in all (`_few_containers`): such a value cannot nest deeper. That walk grows with the
+    containers and the text tests with the characters, and a long record is mostly text in a
+    few objects (a tool's output)."""
     limit = MAX_DEPTH
+    if value is not None and len(raw) >= WALK_FIRST and _few_containers(value, limit):
+        return False
     if isinstance(raw, str):
         if "[" in raw:
             return raw.count("[") + raw.count("{") > limit
@@ -128,6 +137,38 @@ def may_be_deep(raw: bytes | str) -> bool:
         at = raw.find(brace, at + 1)  # type: ignore[arg-type]
         if at < 0:
             return False
+    return True
+
+
+def _few_containers(value: Any, budget: int) -> bool:
+    """Whether `value` holds at most `budget` lists, tuples and dicts in all (itself included):
+    then none of them can sit deeper than `budget`. Stops at the first one over the budget."""
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    seen = 0
+    while stack:
+        item = pop()
+        kind = item.__class__
+        if kind is dict:
+            children: Any = item.values()
+        elif kind is list or kind is tuple:
+            children = item
+        elif isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        seen += 1
+        if seen > budget:
+            return False
+        for child in children:
+            kind = child.__class__
+            if kind is dict or kind is list:
+                push(child)
+            elif kind is not str and kind is not int and kind is not float and kind is not bool and child is not None \
+                    and isinstance(child, (dict, list, tuple)):  # (a subclass, or a tuple): what depth_exceeds walks
+                push(child)
     return True
 
 

@@ -156,7 +156,7 @@ def _read_lines(out: Transcript, lines: Iterable[bytes], keep_text: bool) -> Non
             suspect = b"\\u0000" in raw
             try:
                 obj = loads(raw)
-                if size >= deep_text and may_be_deep(raw) and depth_exceeds(obj):
+                if size >= deep_text and may_be_deep(raw, obj) and depth_exceeds(obj):
                     raise orjson.JSONDecodeError("too deep", "", 0)  # orjson reads 1024 levels, writes 254
             except orjson.JSONDecodeError:
                 ended = raw.endswith(b"\n")

@@ -121,7 +121,7 @@ def _read(fh: BinaryIO, keep: bool) -> Rollout:
             body = raw.rstrip(b"\r\n")
             state.problems.append(Problem(number, offsets[-1], why_unparsable(body), torn=not raw.endswith(b"\n")))
             continue
-        if len(raw) > 2 * MAX_DEPTH and may_be_deep(raw) and depth_exceeds(obj):
+        if len(raw) > 2 * MAX_DEPTH and may_be_deep(raw, obj) and depth_exceeds(obj):
             # orjson reads up to 1024 levels but writes only 254 (and Codex's serde_json reads 128)
             state.problems.append(Problem(number, offsets[-1], f"JSON nested deeper than {MAX_DEPTH} levels"))
             continue

@@ -65,7 +65,7 @@ class V26Decoder:
                 event = None
             kind = event.get("type") if event.__class__ is dict else None
             data = event.get("data") if kind.__class__ is str else None
-            if data.__class__ is not dict or "facts" in event or (len(raw) >= SHALLOW and may_be_deep(raw)):
+            if data.__class__ is not dict or "facts" in event or (len(raw) >= SHALLOW and may_be_deep(raw, event)):
                 general(number, offset, raw.rstrip(b"\r\n"), raw.endswith(b"\n"))
                 general_lines += 1
                 offset += len(raw)

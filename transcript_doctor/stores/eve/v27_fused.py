@@ -46,7 +46,7 @@ def read_lines(
             record = None
         facts: Any = None
         size = len(raw)
-        if record.__class__ is dict and (size < SHALLOW or not may_be_deep(raw)):
+        if record.__class__ is dict and (size < SHALLOW or not may_be_deep(raw, record)):
             if "facts" in record:
                 facts = record["facts"]
             elif record.get("type").__class__ is not str and record.get("progress").__class__ is dict:

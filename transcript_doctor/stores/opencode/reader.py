@@ -266,7 +266,7 @@ class DbReader:
                 info = loads(raw) if raw.__class__ is bytes and mid.__class__ is str else None
             except JSONDecodeError:
                 info = None
-            if info.__class__ is not dict or (len(raw) >= _SHALLOW and may_be_deep(raw)):
+            if info.__class__ is not dict or (len(raw) >= _SHALLOW and may_be_deep(raw, info)):
                 info, problem = _general_row(raw, mid)
                 if info is None:
                     session.problems.append(RecordProblem(sid, MESSAGE_TABLE, _text(mid), problem))
@@ -299,7 +299,7 @@ class DbReader:
                 data = loads(raw) if raw.__class__ is bytes and pid.__class__ is str else None
             except JSONDecodeError:
                 data = None
-            if data.__class__ is not dict or (len(raw) >= _SHALLOW and may_be_deep(raw)):
+            if data.__class__ is not dict or (len(raw) >= _SHALLOW and may_be_deep(raw, data)):
                 data, problem = _general_row(raw, pid)
                 if data is None:
                     session.problems.append(RecordProblem(sid, PART_TABLE, _text(pid), problem))
@@ -324,7 +324,7 @@ def _shallow_object(raw: Any, rid: Any) -> dict[str, Any] | None:
             value = loads(raw)
         except JSONDecodeError:
             return None
-        if value.__class__ is dict and (len(raw) < _SHALLOW or not may_be_deep(raw)):
+        if value.__class__ is dict and (len(raw) < _SHALLOW or not may_be_deep(raw, value)):
             return value
     return None
 
