@@ -1,0 +1,193 @@
+"""Does a scan's time grow with the file, or faster? Poisoned shapes at growing sizes.
+
+    python bench/bench_growth.py [--units 2000] [--factor 4] [--steps 2] [--repeat 2] [--only NAME ...]
+
+The other benches build healthy-looking stores with a sprinkling of poison. A walk that is linear
+there can grow with the square of the file when one poisoned shape repeats: a resume that searches
+its records for each one it leaves out, a re-link that walks to the root for every broken parent.
+This bench builds each shape below at `--units`, then `--factor` times as many, `--steps` times,
+scans each file in this process (the best of `--repeat`), and prints the time per unit at each
+size and how much it grew from the smallest to the largest. Time per unit that stays flat is
+linear work; a growth near the size factor is quadratic. It prints, asserts nothing: a shared
+machine moves single timings by a third (docs/performance.md).
+
+Shapes (a unit is one exchange carrying the poison):
+  cc-broken-parents   Claude Code, one record in five names a parent no record has (C206)
+  cc-api-errors       Claude Code, every prompt answered by a synthetic API error, so one user
+                      message gathers every prompt
+  cc-concatenated     Claude Code, every tenth line written onto the line before it (F509)
+  cc-orphan-calls     Claude Code, a tool call with no result in every exchange (W103)
+  cc-blank-blocks     Claude Code, a whitespace text block before thinking in every reply (W102)
+  codex-orphan-calls  Codex, a function call with no output in every turn
+  codex-bad-arguments Codex, malformed call arguments in every turn (F508)
+  opencode-one-session  OpenCode, every message in one session (the bench's poisoned parts)
+  hermes-one-session    Hermes, every message in one session
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from tests.claude_code.builders import Session  # noqa: E402
+from tests.codex.helpers import envelope, write_rollout  # noqa: E402
+from transcript_doctor.core import ScanConfig, scan  # noqa: E402
+
+Builder = Callable[[Path, int], Path]
+
+
+def _claude(path: Path, units: int, unit: Callable[[Session, int], None], concatenate: int = 0) -> Path:
+    session = Session()
+    for k in range(units):
+        session.user(f"question {k}")
+        unit(session, k)
+    lines = session.lines()
+    if concatenate:
+        joined: list[str] = []
+        for i, line in enumerate(lines):
+            if i % concatenate == concatenate - 1 and joined:
+                joined[-1] += line
+            else:
+                joined.append(line)
+        lines = joined
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _broken_parent(session: Session, k: int) -> None:
+    reply = session.text(f"msg_{k:06d}", "answer")
+    if k % 5 == 4:  # the reply names a record no line holds
+        reply["parentUuid"] = f"gone-{k}"
+
+
+def _api_error(session: Session, k: int) -> None:
+    session.text(f"msg_{k:06d}", "API Error: 400", model="<synthetic>", isApiErrorMessage=True)
+
+
+def _answer(session: Session, k: int) -> None:
+    session.text(f"msg_{k:06d}", "answer")
+
+
+def _orphan_call(session: Session, k: int) -> None:
+    session.text(f"msg_{k:06d}", "running it")
+    session.call(f"msg_{k:06d}", f"toolu_{k:06d}")
+
+
+def _blank_block(session: Session, k: int) -> None:
+    session.text(f"msg_{k:06d}", "\n\n")
+    session.thinking(f"msg_{k:06d}")
+    session.text(f"msg_{k:06d}", "answer")
+
+
+def _codex(path: Path, units: int, poison: Callable[[int], list[dict]]) -> Path:
+    lines = [envelope("session_meta", {"id": "019c0000-0000-7000-8000-000000000abc", "cwd": "/w",
+                                       "cli_version": "0.139.0", "originator": "codex_cli_rs",
+                                       "model_provider": "openai"})]
+    for t in range(units):
+        lines.append(envelope("turn_context", {"turn_id": f"t{t}", "cwd": "/w", "model": "gpt-5.5"}, t))
+        lines.append(envelope("response_item", {"type": "message", "role": "user",
+                                                "content": [{"type": "input_text", "text": f"q{t}"}]}, t))
+        lines.extend(envelope("response_item", item, t) for item in poison(t))
+        lines.append(envelope("response_item", {"type": "message", "role": "assistant",
+                                                "content": [{"type": "output_text", "text": "done"}]}, t))
+    return write_rollout(path, lines)
+
+
+def _call(t: int, arguments: str) -> dict:
+    return {"type": "function_call", "name": "exec_command", "arguments": arguments, "call_id": f"c{t}"}
+
+
+def _one_session(module: str) -> Builder:
+    """A bench database (`bench_opencode` or `bench_hermes`) of `units` messages in one session."""
+
+    def build(path: Path, units: int) -> Path:
+        bench = __import__(module)
+        if module == "bench_opencode":
+            bench.build(path, units, units)  # (messages, messages per session)
+        else:
+            bench.build(path, 1, units)  # (sessions, messages per session)
+        return path
+
+    return build
+
+
+SHAPES: dict[str, tuple[str, Builder]] = {
+    "cc-broken-parents": (".jsonl", lambda p, n: _claude(p, n, _broken_parent)),
+    "cc-api-errors": (".jsonl", lambda p, n: _claude(p, n, _api_error)),
+    "cc-concatenated": (".jsonl", lambda p, n: _claude(p, n, _answer, concatenate=10)),
+    "cc-orphan-calls": (".jsonl", lambda p, n: _claude(p, n, _orphan_call)),
+    "cc-blank-blocks": (".jsonl", lambda p, n: _claude(p, n, _blank_block)),
+    "codex-orphan-calls": (".jsonl", lambda p, n: _codex(p, n, lambda t: [_call(t, "{}")])),
+    "codex-bad-arguments": (".jsonl", lambda p, n: _codex(p, n, lambda t: [
+        _call(t, "{not json"), {"type": "function_call_output", "call_id": f"c{t}", "output": "ok"}])),
+    "opencode-one-session": (".db", _one_session("bench_opencode")),
+    "hermes-one-session": (".db", _one_session("bench_hermes")),
+}
+
+
+def seconds(path: Path, repeat: int) -> tuple[float, int]:
+    """The best of `repeat` in-process scans, and the findings of the last."""
+    best, findings = float("inf"), 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        report = scan([str(path)], ScanConfig(jobs=1))
+        best = min(best, time.perf_counter() - started)
+        if report.files[0].error:
+            raise SystemExit(f"{path}: {report.files[0].error}")
+        findings = len(report.findings)
+    return best, findings
+
+
+def measure(name: str, sizes: list[int], repeat: int, tmp: Path) -> dict:
+    suffix, build = SHAPES[name]
+    rows = []
+    for units in sizes:
+        path = build(tmp / f"{name}-{units}{suffix}", units)
+        taken, findings = seconds(path, repeat)
+        rows.append({"units": units, "bytes": path.stat().st_size, "seconds": round(taken, 4),
+                     "us_per_unit": round(taken / units * 1e6, 1), "findings": findings})
+        path.unlink()
+    growth = rows[-1]["us_per_unit"] / rows[0]["us_per_unit"] if rows[0]["us_per_unit"] else float("nan")
+    return {"shape": name, "sizes": rows, "per_unit_growth": round(growth, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--units", type=int, default=2000)
+    ap.add_argument("--factor", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=2, help="how many times the size is multiplied")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--only", nargs="*", choices=sorted(SHAPES), help="these shapes (default: all)")
+    ap.add_argument("--json", action="store_true", help="one JSON object per shape instead of the table")
+    args = ap.parse_args(argv)
+    sizes = [args.units * args.factor**k for k in range(args.steps + 1)]
+    growths = []
+    with tempfile.TemporaryDirectory(prefix="tdoc-growth-") as tmp:
+        if not args.json:
+            print(f"{'shape':22s} " + " ".join(f"{n:>10,d}" for n in sizes) + "   us per unit; growth")
+        for name in args.only or SHAPES:
+            result = measure(name, sizes, args.repeat, Path(tmp))
+            growths.append(result["per_unit_growth"])
+            if args.json:
+                print(orjson.dumps(result).decode())
+            else:
+                cells = " ".join(f"{row['us_per_unit']:>10.1f}" for row in result["sizes"])
+                print(f"{name:22s} {cells}   x{result['per_unit_growth']:.2f}", flush=True)
+    if not args.json:
+        print(f"size grew x{sizes[-1] // sizes[0]}; median per-unit growth x{statistics.median(growths):.2f} "
+              "(1: linear; near the size factor: quadratic)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""`bench/bench_growth.py` builds each poisoned shape it names and times its scan at each size."""
+
+from __future__ import annotations
+
+import json
+
+from .bench_modules import load
+
+
+def test_every_shape_is_built_poisoned_and_measured_at_each_size(capsys) -> None:
+    bench = load("bench_growth")
+    assert bench.main(["--units", "30", "--factor", "2", "--steps", "1", "--repeat", "1", "--json"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["shape"] for r in results] == list(bench.SHAPES)
+    for result in results:
+        assert [row["units"] for row in result["sizes"]] == [30, 60]
+        assert all(row["seconds"] > 0 and row["bytes"] > 0 for row in result["sizes"])
+        assert result["sizes"][1]["bytes"] > result["sizes"][0]["bytes"]
+        if result["shape"].startswith(("cc-", "codex-")):  # the poison repeats with the units
+            assert result["sizes"][1]["findings"] > result["sizes"][0]["findings"] > 0, result
+
+
+def test_the_table_names_the_sizes_and_the_growth(capsys) -> None:
+    bench = load("bench_growth")
+    assert bench.main(["--units", "10", "--steps", "1", "--repeat", "1", "--only", "cc-broken-parents"]) == 0
+    out = capsys.readouterr().out
+    assert "cc-broken-parents" in out and "40" in out and "median per-unit growth" in out
