@@ -16,7 +16,7 @@ def test_every_shape_is_built_poisoned_and_measured_at_each_size(capsys) -> None
         assert [row["units"] for row in result["sizes"]] == [30, 60]
         assert all(row["seconds"] > 0 and row["bytes"] > 0 for row in result["sizes"])
         assert result["sizes"][1]["bytes"] > result["sizes"][0]["bytes"]
-        if result["shape"].startswith(("cc-", "codex-")):  # the poison repeats with the units
+        if result["shape"].startswith(("cc-", "codex-")) and result["shape"] != "cc-api-errors":  # (below)
             assert result["sizes"][1]["findings"] > result["sizes"][0]["findings"] > 0, result
 
 
@@ -25,3 +25,18 @@ def test_the_table_names_the_sizes_and_the_growth(capsys) -> None:
     assert bench.main(["--units", "10", "--steps", "1", "--repeat", "1", "--only", "cc-broken-parents"]) == 0
     out = capsys.readouterr().out
     assert "cc-broken-parents" in out and "40" in out and "median per-unit growth" in out
+
+
+def test_the_api_error_shape_gathers_every_prompt_into_one_user_message(tmp_path) -> None:
+    # Synthetic replies are not sent, so the prompts between them merge: the shape that made
+    # the request builder quadratic (it reports nothing by itself).
+    from transcript_doctor.stores import Options, open_store
+
+    bench = load("bench_growth")
+    path = bench.SHAPES["cc-api-errors"][1](tmp_path / "s.jsonl", 30)
+    store = open_store(path, str(path), Options())
+    try:
+        messages = store.resume.cli.request.messages
+        assert [m.role for m in messages] == ["user"] and len(messages[0].records) == 30
+    finally:
+        store.close()
