@@ -23,8 +23,10 @@ def test_every_shape_is_built_poisoned_and_measured_at_each_size(capsys) -> None
 def test_the_table_names_the_sizes_and_the_growth(capsys) -> None:
     bench = load("bench_growth")
     assert bench.main(["--units", "10", "--steps", "1", "--repeat", "1", "--only", "cc-broken-parents"]) == 0
-    out = capsys.readouterr().out
-    assert "cc-broken-parents" in out and "40" in out and "median per-unit growth" in out
+    header, row, summary = capsys.readouterr().out.splitlines()
+    assert header.split()[:3] == ["shape", "10", "40"]
+    assert row.split()[0] == "cc-broken-parents" and len(row.split()) == 4 and row.split()[3].startswith("x")
+    assert summary.startswith("size grew x4; median per-unit growth x")
 
 
 def test_the_api_error_shape_gathers_every_prompt_into_one_user_message(tmp_path) -> None:

@@ -117,7 +117,7 @@ def run(inputs: list[Input], config: ScanConfig, progress: Progress | None = Non
     try:
         if workers == 1:  # each input whole, in this process
             return _run_serial(inputs, config, sizes, progress)
-        with kept_open(tasks):
+        with kept_open(path for path, _, shard in tasks if shard is not None):
             results = _run_pool(tasks, config, task_sizes, workers, progress, files=last_of_input(owners))
         return merge(results, owners, len(inputs))
     finally:

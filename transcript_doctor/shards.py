@@ -14,7 +14,7 @@ shard by shard, keeps it too.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
@@ -75,8 +75,8 @@ def _splits(path: Path, forced: str | None) -> bool:
 
 
 @contextmanager
-def kept_open(tasks: Sequence[Task]) -> Iterator[None]:
-    """Each split database held open by a read-only connection of this process while its shards
+def kept_open(paths: Iterable[Path]) -> Iterator[None]:
+    """Each split database (`paths`: those split, repeats allowed) held open by a read-only connection of this process while its shards
     are scanned. The first reader of a WAL database whose readers have all gone rebuilds its
     shared-memory index, and holds a lock meanwhile that makes every other reader opening then
     fail at once (tdoc does not wait: exit 3, "locked"). A connection held here keeps the index
@@ -85,7 +85,7 @@ def kept_open(tasks: Sequence[Task]) -> Iterator[None]:
     from .fixes.sqlite import open_readonly
 
     held = []
-    for path in dict.fromkeys(task[0] for task in tasks if task[2] is not None):
+    for path in dict.fromkeys(paths):
         try:
             held.append(open_readonly(path))
         except TdocError:  # the shards meet it too, and report it

@@ -28,8 +28,10 @@ class _Wide(InlineExecutor):
         self.count = count
         self.lose = lose
         self.batches: list[list[Item]] = []
+        self.asked = 0
 
     def workers(self) -> int:
+        self.asked += 1
         return self.count
 
     def submit(self, fn: Any, *args: Any) -> Any:
@@ -209,3 +211,15 @@ def test_a_local_cluster_of_worker_processes_scans_the_shards_and_reports_as_a_l
         assert executor.workers() == 2
         got = json_report(Report(FleetRun(executor, ScanConfig(jobs=1)).scan([path])))
     assert got == _local([path])
+
+
+def test_the_cluster_is_asked_its_size_once_and_only_when_a_store_is_large_enough(databases, tmp_path,
+                                                                                   monkeypatch) -> None:  # fmt: skip
+    small = _Wide(count=4)
+    FleetRun(small, ScanConfig(jobs=1)).scan([str(databases["opencode"]), str(databases["hermes"])])
+    assert small.asked == 0 and all(i.shard is None for b in small.batches for i in b)
+    monkeypatch.setattr(shards, "SPLIT_MIN_BYTES", 1)
+    large = _Wide(count=2)
+    FleetRun(large, ScanConfig(jobs=1)).scan([str(databases["opencode"]), str(databases["hermes"])])
+    shards_sent = [i.shard for b in large.batches for i in b]
+    assert large.asked == 1 and shards_sent == [Shard(0, 2), Shard(1, 2)] * 2  # small stores: the least, two each

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import shards
 from ..model import FileResult, TdocError
-from ..shards import kept_open, merge_shards, pieces
+from ..shards import byte_shares, kept_open, merge_shards, pieces
 from ..stores import expand_paths
 from ..stores.shard import Shard
 from ..text import excerpt
@@ -154,8 +155,8 @@ class FleetRun:
     def scan_items(self, items: list[Item]) -> list[FileResult]:
         """One result per item (per store): a split database's shards scanned as tasks of their
         own while this process holds the database open (`shards.kept_open`), then merged."""
-        tasks = list(split_items(items, self.config, self.executor.workers()))
-        with kept_open([(Path(t.uri), t.uri, t.shard) for t in tasks if t.shard is not None]):
+        tasks = list(split_items(items, self.config, self.executor.workers))
+        with kept_open(Path(t.uri) for t in tasks if t.shard is not None):
             done = self._run(tasks)
         return whole_results(done)
 
@@ -192,17 +193,22 @@ class FleetRun:
         return []
 
 
-def split_items(items: list[Item], config: ScanConfig, workers: int) -> Iterator[Item]:
+def split_items(items: list[Item], config: ScanConfig, workers: Callable[[], int]) -> Iterator[Item]:
     """The items to scan: each large local database of a kind that splits its sessions as its
     shards (`shards.pieces`: two per worker, none under 8 MB), every other item as it is. A remote
-    store is never split: each shard would fetch all of it."""
+    store is never split: each shard would fetch all of it. `workers` (a question to the
+    scheduler) is asked once, and only when some local store is large enough to split."""
+    asked: list[int] = []
     for item in items:
-        count = 1 if item.remote else pieces(Path(item.uri), item.uri, item.size, config, workers)
+        count = 1
+        if not item.remote and item.size >= shards.SPLIT_MIN_BYTES:
+            if not asked:
+                asked.append(workers())
+            count = pieces(Path(item.uri), item.uri, item.size, config, asked[0])
         if count == 1:
             yield item
             continue
-        for index in range(count):
-            share = item.size * (index + 1) // count - item.size * index // count
+        for index, share in enumerate(byte_shares([item.size], [0] * count)):
             yield Item(item.uri, share, False, item.named, Shard(index, count))
 
 

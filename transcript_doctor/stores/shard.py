@@ -32,11 +32,6 @@ class Shard(FrozenValue):
             raise ValueError(f"shard {index} of {count}")
         self.assign(index, count)
 
-    @property
-    def owns_store(self) -> bool:
-        """Whether this shard reports what belongs to the store as a whole."""
-        return self.index == 0
-
     def holds(self, session_id: Any) -> bool:
         """Whether the session with this id (as the store reads it: text, bytes, a number or None) is this shard's."""
         return shard_of(session_id, self.count) == self.index
