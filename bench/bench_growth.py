@@ -22,6 +22,20 @@ Shapes (a unit is one exchange carrying the poison):
   codex-bad-arguments Codex, malformed call arguments in every turn (F508)
   opencode-one-session  OpenCode, every message in one session (the bench's poisoned parts)
   hermes-one-session    Hermes, every message in one session
+  kimi-vacuous-steps    kimi, a step with only an empty thinking part in every turn (W101)
+  kimi-orphan-calls     kimi, a tool call with no result and a whitespace reply in every turn
+                        (W103, W102): one repair per call, each placed on its journal line
+  kimi-legacy-compactions  kimi, vacuous steps and a legacy compaction of all but the last message
+                        every fifth turn (C201, W101)
+  kimi-kept-compactions kimi, the same with compactions that keep the newest prompts: the runtime
+                        keeps as many as fit in 20,000 tokens, so each compaction's work grows
+                        until the kept prompts fill that (200 of this shape's 400-byte prompts)
+  eve-<stream>          eve, the fixture stream repeated with fresh ids (its findings in every copy)
+
+`--heal` times a dry-run heal (plan and verification) instead of a scan. `--calls` counts the
+Python and C function calls of each scan (or heal) instead of timing it: a measure of work that a
+busy machine does not move, which `tests/test_growth_work.py` holds flat. (A walk made of C calls
+alone, `list.index` in a loop say, counts one call per walk: the timing table still sees it.)
 """
 
 from __future__ import annotations
@@ -41,7 +55,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from tests.claude_code.builders import Session  # noqa: E402
 from tests.codex.helpers import envelope, write_rollout  # noqa: E402
+from tests.kimi.builders import Journal, text, think  # noqa: E402
 from transcript_doctor.core import ScanConfig, scan  # noqa: E402
+from transcript_doctor.healing import heal_paths  # noqa: E402
+from transcript_doctor.stores import HealOptions  # noqa: E402
 
 Builder = Callable[[Path, int], Path]
 
@@ -121,6 +138,59 @@ def _one_session(module: str) -> Builder:
     return build
 
 
+_PROMPT = " ".join(["please look at the failing test and explain what the parser does here"] * 6)  # 400 bytes
+
+
+def _kimi(path: Path, units: int, turn: Callable[[Journal, int], int], compact: str = "") -> Path:
+    """A journal of `units` turns; with `compact`, a compaction every fifth turn of all the v1
+    history but its last message ("legacy", by count) or of all but the newest prompts ("kept")."""
+    journal = Journal()
+    history = 0  # v1's history length, which a legacy count indexes
+    for k in range(units):
+        journal.user(f"question {k}: {_PROMPT}")
+        history += 1 + turn(journal, k)
+        if compact and k % 5 == 4:
+            if compact == "legacy":
+                journal.legacy_compaction(history - 1, summary=f"summary {k}")
+            else:
+                journal.kept_compaction(1, summary=f"summary {k}")
+            history = 2
+    return journal.write(path)
+
+
+def _kimi_vacuous(journal: Journal, k: int) -> int:
+    """A step with an empty thinking part, then a call with its result and an answer: 4 messages."""
+    turn = str(k + 1)
+    journal.step(f"s{k}-a", [think()], finish="filtered", turn=turn)
+    journal.step(f"s{k}-b", [text("reading")], calls=[(f"c{k}", "ok")], finish="tool_use", turn=turn)
+    journal.step(f"s{k}-c", [text("done")], turn=turn)
+    return 4
+
+
+def _kimi_orphan(journal: Journal, k: int) -> int:
+    """A call that never gets its result, then a reply of whitespace: 2 messages."""
+    turn = str(k + 1)
+    journal.step(f"s{k}-b", [text("running")], calls=[(f"c{k}", None)], finish="tool_use", turn=turn)
+    journal.step(f"s{k}-c", [text(" ")], turn=turn)
+    return 2
+
+
+def _eve(source: Path) -> Builder:
+    """The fixture stream `source` repeated `units` times with fresh ids (`bench_eve.synthetic_stream`)."""
+
+    def build(path: Path, units: int) -> Path:
+        import bench_eve
+
+        lines = source.read_bytes().splitlines()
+        size = sum(len(line) + 1 for line in lines)
+        bench_eve.synthetic_stream(lambda n: lines, size * units - size // 2, path)
+        return path
+
+    return build
+
+
+EVE = ROOT / "fixtures" / "eve"
+
 SHAPES: dict[str, tuple[str, Builder]] = {
     "cc-broken-parents": (".jsonl", lambda p, n: _claude(p, n, _broken_parent)),
     "cc-api-errors": (".jsonl", lambda p, n: _claude(p, n, _api_error)),
@@ -132,32 +202,77 @@ SHAPES: dict[str, tuple[str, Builder]] = {
         _call(t, "{not json"), {"type": "function_call_output", "call_id": f"c{t}", "output": "ok"}])),
     "opencode-one-session": (".db", _one_session("bench_opencode")),
     "hermes-one-session": (".db", _one_session("bench_hermes")),
+    "kimi-vacuous-steps": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous)),
+    "kimi-orphan-calls": (".jsonl", lambda p, n: _kimi(p, n, _kimi_orphan)),
+    "kimi-legacy-compactions": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous, compact="legacy")),
+    "kimi-kept-compactions": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous, compact="kept")),
+    "eve-nightly-v27": (".ndjson", _eve(EVE / "nightly-report.v27.ndjson")),
+    "eve-digest-v26": (".ndjson", _eve(EVE / "scheduled-digest.v26.ndjson")),
+    "eve-support-v26": (".ndjson", _eve(EVE / "support-chat.v26.ndjson")),
 }
 
 
-def seconds(path: Path, repeat: int) -> tuple[float, int]:
-    """The best of `repeat` in-process scans, and the findings of the last."""
+def seconds(path: Path, repeat: int, heal: bool = False) -> tuple[float, int]:
+    """The best of `repeat` in-process scans (or dry-run heals), and the findings of the last
+    (for a heal: the findings it would fix)."""
     best, findings = float("inf"), 0
     for _ in range(repeat):
         started = time.perf_counter()
-        report = scan([str(path)], ScanConfig(jobs=1))
+        findings = _heal(path) if heal else _scan(path)
         best = min(best, time.perf_counter() - started)
-        if report.files[0].error:
-            raise SystemExit(f"{path}: {report.files[0].error}")
-        findings = len(report.findings)
     return best, findings
 
 
-def measure(name: str, sizes: list[int], repeat: int, tmp: Path) -> dict:
+def calls(path: Path, heal: bool = False) -> int:
+    """The function calls (Python and C) one scan (or dry-run heal) of `path` makes, after a first
+    run that pays for imports and caches."""
+    run = _heal if heal else _scan
+    run(path)
+    count = 0
+
+    def counted(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event == "call" or event == "c_call":
+            count += 1
+
+    sys.setprofile(counted)
+    try:
+        run(path)
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def _scan(path: Path) -> int:
+    report = scan([str(path)], ScanConfig(jobs=1))
+    if report.files[0].error:
+        raise SystemExit(f"{path}: {report.files[0].error}")
+    return len(report.findings)
+
+
+def _heal(path: Path) -> int:
+    results, _ = heal_paths([str(path)], ScanConfig(jobs=1), HealOptions())
+    if results[0].extra.get("error"):
+        raise SystemExit(f"{path}: {results[0].extra['error']}")
+    return len(results[0].applied)
+
+
+def measure(name: str, sizes: list[int], repeat: int, tmp: Path, heal: bool = False, count: bool = False) -> dict:
+    """Each size of the shape, timed (or its calls counted), and the growth of the per-unit figure."""
     suffix, build = SHAPES[name]
     rows = []
     for units in sizes:
         path = build(tmp / f"{name}-{units}{suffix}", units)
-        taken, findings = seconds(path, repeat)
-        rows.append({"units": units, "bytes": path.stat().st_size, "seconds": round(taken, 4),
-                     "us_per_unit": round(taken / units * 1e6, 1), "findings": findings})
+        row: dict = {"units": units, "bytes": path.stat().st_size}
+        if count:
+            row["calls"] = calls(path, heal)
+            row["per_unit"] = round(row["calls"] / units, 1)
+        else:
+            taken, row["findings"] = seconds(path, repeat, heal)
+            row.update(seconds=round(taken, 4), per_unit=round(taken / units * 1e6, 1))
+        rows.append(row)
         path.unlink()
-    growth = rows[-1]["us_per_unit"] / rows[0]["us_per_unit"] if rows[0]["us_per_unit"] else float("nan")
+    growth = rows[-1]["per_unit"] / rows[0]["per_unit"] if rows[0]["per_unit"] else float("nan")
     return {"shape": name, "sizes": rows, "per_unit_growth": round(growth, 2)}
 
 
@@ -169,20 +284,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--only", nargs="*", choices=sorted(SHAPES), help="these shapes (default: all)")
     ap.add_argument("--json", action="store_true", help="one JSON object per shape instead of the table")
+    ap.add_argument("--heal", action="store_true", help="time a dry-run heal instead of a scan")
+    ap.add_argument("--calls", action="store_true", help="count function calls instead of timing")
     args = ap.parse_args(argv)
     sizes = [args.units * args.factor**k for k in range(args.steps + 1)]
     growths = []
     with tempfile.TemporaryDirectory(prefix="tdoc-growth-") as tmp:
         if not args.json:
-            print(f"{'shape':22s} " + " ".join(f"{n:>10,d}" for n in sizes) + "   us per unit; growth")
+            unit = "calls" if args.calls else "us"
+            print(f"{'shape':24s} " + " ".join(f"{n:>10,d}" for n in sizes) + f"   {unit} per unit; growth")
         for name in args.only or SHAPES:
-            result = measure(name, sizes, args.repeat, Path(tmp))
+            result = measure(name, sizes, args.repeat, Path(tmp), args.heal, args.calls)
             growths.append(result["per_unit_growth"])
             if args.json:
                 print(orjson.dumps(result).decode())
             else:
-                cells = " ".join(f"{row['us_per_unit']:>10.1f}" for row in result["sizes"])
-                print(f"{name:22s} {cells}   x{result['per_unit_growth']:.2f}", flush=True)
+                cells = " ".join(f"{row['per_unit']:>10.1f}" for row in result["sizes"])
+                print(f"{name:24s} {cells}   x{result['per_unit_growth']:.2f}", flush=True)
     if not args.json:
         print(f"size grew x{sizes[-1] // sizes[0]}; median per-unit growth x{statistics.median(growths):.2f} "
               "(1: linear; near the size factor: quadratic)")

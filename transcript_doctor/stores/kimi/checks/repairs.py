@@ -46,8 +46,13 @@ _ON_RESULT = frozenset({w104.RULE.code, w106.RULE.code, w107.RULE.code})
 
 def repairs(state: Any, engines: tuple[str, ...], member: str | None = None) -> Iterator[Repair]:
     """The repairs the selected engines' projections make (normal request and strict resend)."""
+    where: dict[int, CallLines] = {}  # id(history) -> its call index, built on the first repair that asks
     for (code, _call, _role), entry in _merged_anomalies(state, engines).items():
-        yield _repair(code, entry, member)
+        history = entry["history"]
+        index = where.get(id(history))
+        if index is None:
+            index = where[id(history)] = CallLines(history)
+        yield _repair(code, entry, member, index)
 
 
 def _merged_anomalies(state: Any, engines: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -76,12 +81,12 @@ def _merged_anomalies(state: Any, engines: tuple[str, ...]) -> dict[tuple[Any, .
     return seen
 
 
-def _repair(code: str, entry: dict[str, Any], member: str | None) -> Repair:
+def _repair(code: str, entry: dict[str, Any], member: str | None, index: CallLines) -> Repair:
     anomaly = entry["anomaly"]
     engines = entry["engines"]
     text = DESCRIBE[code].format(toolCallId=anomaly.get("toolCallId"), a_role=indefinite(anomaly.get("role")))
     where = "every request" if entry["normal"] else "the strict resend after a 400"
-    lines = _lines_for(entry["history"], code, anomaly)
+    lines = _lines_for(entry["history"], code, anomaly, index)
     evidence: dict[str, Any] = {"anomaly": anomaly, "repaired_in": "normal" if entry["normal"] else "strict"}
     if member:
         evidence["member"] = member
@@ -93,10 +98,51 @@ def _repair(code: str, entry: dict[str, Any], member: str | None) -> Repair:
     )
 
 
-def _lines_for(history: list[dict[str, Any]], code: str, anomaly: dict[str, Any]) -> list[int]:
+class CallLines:
+    """Where each tool call id sits in one history: the journal lines of the messages that make a
+    call with that id, and of the tool messages that answer it, in history order. One pass over
+    the history serves every repair of it (a search per repair grew with the square of a history
+    of orphan calls). Ids that are not strings or integers are searched for as before."""
+
+    def __init__(self, history: list[dict[str, Any]]) -> None:
+        self.calls: dict[Any, list[int]] = {}
+        self.results: dict[Any, list[int]] = {}
+        for m in history:
+            line = _line(m)
+            if line is None:
+                continue
+            if m.get("role") == "tool":
+                _add(self.results, m.get("toolCallId"), line)
+            calls = m.get("toolCalls")
+            if isinstance(calls, list):
+                for call_id in {_key(c.get("id")) for c in calls if isinstance(c, dict)}:
+                    _add(self.calls, call_id, line)
+
+    def lines(self, call_id: str | int, want_tool: bool) -> list[int]:
+        return (self.results if want_tool else self.calls).get(call_id, [])
+
+
+def _key(value: Any) -> Any:
+    """A call id as an index key (an unhashable one, which no string or integer equals, as None)."""
+    try:
+        hash(value)
+    except TypeError:
+        return None
+    return value
+
+
+def _add(index: dict[Any, list[int]], key: Any, line: int) -> None:
+    key = _key(key)
+    if key is not None:
+        index.setdefault(key, []).append(line)
+
+
+def _lines_for(history: list[dict[str, Any]], code: str, anomaly: dict[str, Any], index: CallLines) -> list[int]:
     call_id = anomaly.get("toolCallId")
     if call_id is not None:
         want_tool = code in _ON_RESULT
+        if call_id.__class__ is str or call_id.__class__ is int:
+            return index.lines(call_id, want_tool)
         return _known_lines(m for m in history if _matches(m, call_id, want_tool))
     if code == w102.RULE.code:
         return _known_lines(m for m in history if _has_whitespace_part(m))[:1]
