@@ -32,15 +32,20 @@ Shapes (a unit is one exchange carrying the poison):
                         until the kept prompts fill that (200 of this shape's 400-byte prompts)
   eve-<stream>          eve, the fixture stream repeated with fresh ids (its findings in every copy)
 
-`--heal` times a dry-run heal (plan and verification) instead of a scan. `--calls` counts the
-Python and C function calls of each scan (or heal) instead of timing it: a measure of work that a
-busy machine does not move, which `tests/test_growth_work.py` holds flat. (A walk made of C calls
-alone, `list.index` in a loop say, counts one call per walk: the timing table still sees it.)
+`--heal` times a dry-run heal (plan and verification) instead of a scan; `--heal --write` a heal
+in place (of a copy, unsafe fixes included, backups in the temporary folder). `--calls` counts the
+Python and C function calls of each run instead of timing it: a measure of work that a busy
+machine does not move. With three sizes or more the JSON also has `marginal_growth`: the calls
+each unit added between the last two sizes over those it added between the first two, which a
+fixed start-up cost does not blur (1.00 for linear work; `tests/test_growth_work.py` holds every
+shape under 1.06). A walk made of C calls alone (`list.index` in a loop) counts one call per walk:
+the timing table still sees it.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -212,21 +217,24 @@ SHAPES: dict[str, tuple[str, Builder]] = {
 }
 
 
-def seconds(path: Path, repeat: int, heal: bool = False) -> tuple[float, int]:
-    """The best of `repeat` in-process scans (or dry-run heals), and the findings of the last
-    (for a heal: the findings it would fix)."""
+def seconds(path: Path, repeat: int, heal: bool = False, write: bool = False) -> tuple[float, int]:
+    """The best of `repeat` in-process scans (or heals), and the findings of the last (for a heal:
+    the findings it fixes)."""
     best, findings = float("inf"), 0
     for _ in range(repeat):
         started = time.perf_counter()
-        findings = _heal(path) if heal else _scan(path)
+        findings = _heal(path, write) if heal else _scan(path)
         best = min(best, time.perf_counter() - started)
     return best, findings
 
 
-def calls(path: Path, heal: bool = False) -> int:
-    """The function calls (Python and C) one scan (or dry-run heal) of `path` makes, after a first
-    run that pays for imports and caches."""
-    run = _heal if heal else _scan
+def calls(path: Path, heal: bool = False, write: bool = False) -> int:
+    """The function calls (Python and C) one scan (or heal) of `path` makes, after a first run
+    that pays for imports and caches."""
+
+    def run(path: Path) -> int:
+        return _heal(path, write) if heal else _scan(path)
+
     run(path)
     count = 0
 
@@ -250,30 +258,53 @@ def _scan(path: Path) -> int:
     return len(report.findings)
 
 
-def _heal(path: Path) -> int:
-    results, _ = heal_paths([str(path)], ScanConfig(jobs=1), HealOptions())
+def _heal(path: Path, write: bool = False) -> int:
+    """A dry-run heal of `path`, or (`write`) a heal in place of a fresh copy of it."""
+    if not write:
+        return _healed(path, HealOptions())
+    copy = path.with_name(f"healed-{path.name}")
+    backups = path.with_name("backups")
+    backups.mkdir(exist_ok=True)
+    shutil.copyfile(path, copy)
+    try:
+        return _healed(copy, HealOptions(mode="in-place", backup_dir=backups, unsafe_fixes=True))
+    finally:
+        copy.unlink()
+        shutil.rmtree(backups)
+
+
+def _healed(path: Path, options: HealOptions) -> int:
+    results, _ = heal_paths([str(path)], ScanConfig(jobs=1), options)
     if results[0].extra.get("error"):
         raise SystemExit(f"{path}: {results[0].extra['error']}")
     return len(results[0].applied)
 
 
-def measure(name: str, sizes: list[int], repeat: int, tmp: Path, heal: bool = False, count: bool = False) -> dict:
-    """Each size of the shape, timed (or its calls counted), and the growth of the per-unit figure."""
+def measure(name: str, sizes: list[int], repeat: int, tmp: Path, heal: bool = False, count: bool = False,
+            write: bool = False) -> dict:  # fmt: skip
+    """Each size of the shape, timed (or its calls counted), and the growth of the per-unit figure
+    (and, with three sizes or more, of the marginal one)."""
     suffix, build = SHAPES[name]
     rows = []
     for units in sizes:
         path = build(tmp / f"{name}-{units}{suffix}", units)
         row: dict = {"units": units, "bytes": path.stat().st_size}
         if count:
-            row["calls"] = calls(path, heal)
+            row["calls"] = calls(path, heal, write)
             row["per_unit"] = round(row["calls"] / units, 1)
         else:
-            taken, row["findings"] = seconds(path, repeat, heal)
+            taken, row["findings"] = seconds(path, repeat, heal, write)
             row.update(seconds=round(taken, 4), per_unit=round(taken / units * 1e6, 1))
         rows.append(row)
         path.unlink()
     growth = rows[-1]["per_unit"] / rows[0]["per_unit"] if rows[0]["per_unit"] else float("nan")
-    return {"shape": name, "sizes": rows, "per_unit_growth": round(growth, 2)}
+    result = {"shape": name, "sizes": rows, "per_unit_growth": round(growth, 2)}
+    if len(rows) >= 3:
+        figure = "calls" if count else "seconds"
+        first = (rows[1][figure] - rows[0][figure]) / (rows[1]["units"] - rows[0]["units"])
+        last = (rows[-1][figure] - rows[-2][figure]) / (rows[-1]["units"] - rows[-2]["units"])
+        result["marginal_growth"] = round(last / first, 3) if first > 0 else float("nan")
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", choices=sorted(SHAPES), help="these shapes (default: all)")
     ap.add_argument("--json", action="store_true", help="one JSON object per shape instead of the table")
     ap.add_argument("--heal", action="store_true", help="time a dry-run heal instead of a scan")
+    ap.add_argument("--write", action="store_true", help="with --heal: heal a copy in place")
     ap.add_argument("--calls", action="store_true", help="count function calls instead of timing")
     args = ap.parse_args(argv)
     sizes = [args.units * args.factor**k for k in range(args.steps + 1)]
@@ -294,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             unit = "calls" if args.calls else "us"
             print(f"{'shape':24s} " + " ".join(f"{n:>10,d}" for n in sizes) + f"   {unit} per unit; growth")
         for name in args.only or SHAPES:
-            result = measure(name, sizes, args.repeat, Path(tmp), args.heal, args.calls)
+            result = measure(name, sizes, args.repeat, Path(tmp), args.heal, args.calls, args.write)
             growths.append(result["per_unit_growth"])
             if args.json:
                 print(orjson.dumps(result).decode())

@@ -46,6 +46,7 @@ class Plan:
     removed: set[int] = field(default_factory=set)  # record indexes removed
     dropped: dict[int, set[int]] = field(default_factory=dict)  # record index -> block indexes dropped
     added: list[dict[str, Any]] = field(default_factory=list)  # records inserted
+    added_uuids: set[Any] = field(default_factory=set)  # their uuids (two intents answering one call add it once)
     relinked: dict[int, str | None] = field(default_factory=dict)  # record index -> new parent
     repaired: set[int] = field(default_factory=set)  # re-linked by a chain repair (C206), not for a removal
     twins: set[int] = field(default_factory=set)  # record indexes written once elsewhere (split dedupe)
@@ -197,7 +198,8 @@ class Planner:
             plan.repaired.add(rec.index)
         elif it.kind == "answer":
             added = answer_record(rec, self.source, self.pieces(rec.line), it.call_id)
-            if all(a["uuid"] != added["uuid"] for a in plan.added):
+            if added["uuid"] not in plan.added_uuids:  # (a search of `added` per answer grew with their square)
+                plan.added_uuids.add(added["uuid"])
                 inserts.setdefault(rec.index, []).append(added)
                 plan.added.append(added)
 

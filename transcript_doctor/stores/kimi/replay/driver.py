@@ -125,15 +125,18 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     routes = hot.routes() if hot is not None else None
     loop = hot.loop_routes() if hot is not None else None
     collecting = gc.isenabled()
-    gc.disable()  # see _stream
+    gc.disable()  # see _stream; `_finish` seals the step index, as acyclic as what it indexes
     try:
         _stream(state, read_records(fh, state.stats, routes, READ_TYPES, depth_check, loop), hot)
+        if hot is not None:
+            hot.release()
+            hot = None
+        _finish(state)
     finally:
         if collecting:
             gc.enable()
         if hot is not None:
             hot.release()
-    _finish(state)
     return state
 
 
