@@ -78,3 +78,35 @@ def test_the_collector_is_paused_while_the_rules_project_the_histories(monkeypat
     report = scan([str(journal.write(tmp_path / "wire.jsonl"))], ScanConfig(jobs=1))
     assert report.findings and seen and not any(seen)
     assert gc.isenabled()  # and resumed after
+
+
+def test_a_legacy_comparison_works_out_each_message_identity_once(monkeypatch, tmp_path) -> None:
+    # A C201 comparison asks v1's kept slice, v2's history and v2's kept slice (which share their
+    # messages) several times; it used to work out each identity on every ask, about ten per
+    # message. On legacy counts that each cut a short prefix of a growing history that was most of
+    # the scan. It now works each out once per comparison (`legacy._memo`).
+    from transcript_doctor.stores.kimi.replay import legacy
+
+    journal = Journal()
+    for k in range(12):
+        journal.user(f"question {k}")
+        journal.step(f"v{k}", [{"type": "think", "think": ""}], finish="filtered", turn=str(k + 1))
+        journal.step(f"s{k}", [text("answer")], calls=[(f"c{k}", "ok")], finish="tool_use", turn=str(k + 1))
+        journal.legacy_compaction(2)  # cuts a short prefix: the history keeps growing
+    asked: list[list[int]] = []
+    real_identity, real_compare = legacy._identity, legacy._compare_slices
+
+    def counted(m: dict[str, Any]) -> tuple[Any, ...]:
+        asked[-1].append(id(m))
+        return real_identity(m)
+
+    def comparison(*args: Any) -> None:
+        asked.append([])
+        real_compare(*args)
+
+    monkeypatch.setattr(legacy, "_identity", counted)
+    monkeypatch.setattr(legacy, "_compare_slices", comparison)
+    report = scan([str(journal.write(tmp_path / "wire.jsonl"))], ScanConfig(jobs=1))
+    assert any(f.code == "C201" for f in report.findings)
+    assert len(asked) >= 10 and max(map(len, asked)) > 20  # the comparisons grew with the history
+    assert all(len(ids) == len(set(ids)) for ids in asked)
