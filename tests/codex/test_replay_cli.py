@@ -78,3 +78,21 @@ def test_the_request_codex_sends_is_always_well_formed(events: list) -> None:
     unsent_lines = {(u["line"], u["replacement_index"]) for u in doc["unsent"]}
     assert not sent_lines & unsent_lines
     assert len(doc["history"]) + len(doc["unsent"]) >= len(sent_lines)
+
+
+def test_each_prompt_is_listed_unsent_once_however_often_the_rollout_compacts(tmp_path: Path) -> None:
+    # A compaction without replacement history rebuilds the earlier prompts; a later compaction
+    # replaces those copies, whose originals are listed already. Listing the copies again repeated
+    # every prompt at every compaction: a list that grew with the square of the rollout.
+    user = lambda text: envelope("response_item", {"type": "message", "role": "user",  # noqa: E731
+                                                   "content": [{"type": "input_text", "text": text}]})
+    lines = [envelope("session_meta", {"id": "s"})]
+    for k in range(6):
+        lines += [user(f"prompt {k}"), envelope("compacted", {"message": f"summary {k}"})]
+    doc = replay(write_rollout(tmp_path / "r.jsonl", lines))
+    unsent = doc["unsent"]
+    assert [u["source"] for u in unsent].count("rebuilt") == 0
+    prompts = [u["line"] for u in unsent if u["source"] == "line"]
+    assert prompts == [2, 4, 6, 8, 10, 12]  # each prompt once, from its own line
+    assert [u["source"] for u in unsent].count("summary") == 5  # each summary but the last, replaced
+    assert [e["item"]["content"][0]["text"] for e in doc["request"]][:6] == [f"prompt {k}" for k in range(6)]

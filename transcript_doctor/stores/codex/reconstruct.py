@@ -4,7 +4,9 @@
 before it (with its `replacement_history`, or with the earlier user messages plus the summary when
 it has none), and `thread_rolled_back` drops the newest N user turns. What is dropped or replaced is
 kept as `unsent`, with the reason. Replaying forward gives the same history as Codex's newest-first
-scan: each compaction and rollback applies to exactly what was recorded before it.
+scan: each compaction and rollback applies to exactly what was recorded before it. (The user
+messages a compaction rebuilt are not listed again when a later one replaces them: their
+originals were listed when the first one did.)
 
 `normalise` is what Codex does to that history before every request: a call without an output gets
 a synthetic `"aborted"` output right after it, an output without a call is dropped. With the raw
@@ -81,7 +83,10 @@ def _roll_back(history: History, turns: list[int], count: int) -> None:
 
 def _compact(history: History, event: Compaction) -> list[int]:
     before = history.items
-    history.unsent.extend((item, "replaced by compaction") for item in before)
+    # A rebuilt user message is a copy of one an earlier compaction listed already: listing it again
+    # at every later compaction repeated the same prompts, and made the list grow with the square
+    # of a rollout that compacts often (every rebuilt prompt, at every compaction).
+    history.unsent.extend((item, "replaced by compaction") for item in before if item.source != "rebuilt")
     if event.replacement is not None:
         history.items = list(event.replacement)
     else:
