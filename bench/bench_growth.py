@@ -223,7 +223,7 @@ def seconds(path: Path, repeat: int, heal: bool = False, write: bool = False) ->
     best, findings = float("inf"), 0
     for _ in range(repeat):
         started = time.perf_counter()
-        findings = _heal(path, write) if heal else _scan(path)
+        findings = _run(path, heal, write)
         best = min(best, time.perf_counter() - started)
     return best, findings
 
@@ -231,11 +231,7 @@ def seconds(path: Path, repeat: int, heal: bool = False, write: bool = False) ->
 def calls(path: Path, heal: bool = False, write: bool = False) -> int:
     """The function calls (Python and C) one scan (or heal) of `path` makes, after a first run
     that pays for imports and caches."""
-
-    def run(path: Path) -> int:
-        return _heal(path, write) if heal else _scan(path)
-
-    run(path)
+    _run(path, heal, write)
     count = 0
 
     def counted(frame: object, event: str, arg: object) -> None:
@@ -245,10 +241,15 @@ def calls(path: Path, heal: bool = False, write: bool = False) -> int:
 
     sys.setprofile(counted)
     try:
-        run(path)
+        _run(path, heal, write)
     finally:
         sys.setprofile(None)
     return count
+
+
+def _run(path: Path, heal: bool, write: bool) -> int:
+    """One scan of `path`, or one heal (`write`: in place), and its findings (fixed ones for a heal)."""
+    return _heal(path, write) if heal else _scan(path)
 
 
 def _scan(path: Path) -> int:

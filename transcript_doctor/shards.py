@@ -14,7 +14,7 @@ shard by shard, keeps it too.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
@@ -51,18 +51,23 @@ def split(inputs: Sequence[tuple[Path, str]], sizes: Sequence[int], config: Scan
 
 def shard_count(path: Path, display: str, size: int, config: ScanConfig, workers: int, inputs: int) -> int:
     """How many shards to scan the input in (1: whole)."""
-    return pieces(path, display, size, config, workers, asked=bool(config.jobs) and inputs < workers)
+    return pieces(path, display, size, config, lambda: workers, asked=bool(config.jobs) and inputs < workers)
 
 
-def pieces(path: Path, display: str, size: int, config: ScanConfig, workers: int, asked: bool = False) -> int:
-    """How many shards a store of `size` bytes is scanned in over `workers` workers (1: whole): a
+def pieces(path: Path, display: str, size: int, config: ScanConfig, workers: Callable[[], int],
+           asked: bool = False) -> int:  # fmt: skip
+    """How many shards a store of `size` bytes is scanned in over `workers()` workers (1: whole): a
     large store of a kind that splits its sessions, or any such store when `asked` (the user's
-    -j N exceeds the inputs). Never standard input, one session, or a shard again."""
-    if workers < 2 or display == "-" or config.options.session is not None or config.options.shard is not None:
+    -j N exceeds the inputs). Never standard input, one session, or a shard again. `workers` is
+    called only for a store that may split (for a fleet scan it asks the cluster)."""
+    if display == "-" or config.options.session is not None or config.options.shard is not None:
         return 1
-    if not (size >= SPLIT_MIN_BYTES or asked) or not _splits(path, config.input_format):
+    if not (size >= SPLIT_MIN_BYTES or asked):
         return 1
-    return max(2, min(workers * SHARDS_PER_WORKER, size // SHARD_MIN_BYTES))
+    count = workers()
+    if count < 2 or not _splits(path, config.input_format):
+        return 1
+    return max(2, min(count * SHARDS_PER_WORKER, size // SHARD_MIN_BYTES))
 
 
 def _splits(path: Path, forced: str | None) -> bool:
@@ -76,8 +81,8 @@ def _splits(path: Path, forced: str | None) -> bool:
 
 @contextmanager
 def kept_open(paths: Iterable[Path]) -> Iterator[None]:
-    """Each split database (`paths`: those split, repeats allowed) held open by a read-only connection of this process while its shards
-    are scanned. The first reader of a WAL database whose readers have all gone rebuilds its
+    """Each split database (`paths`: those split, repeats allowed) held open by a read-only
+    connection of this process while its shards are scanned. The first reader of a WAL database whose readers have all gone rebuilds its
     shared-memory index, and holds a lock meanwhile that makes every other reader opening then
     fail at once (tdoc does not wait: exit 3, "locked"). A connection held here keeps the index
     built, so the workers opening the database together read it as one reader would. Holding an

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import shards
 from ..model import FileResult, TdocError
 from ..shards import byte_shares, kept_open, merge_shards, pieces
 from ..stores import expand_paths
@@ -198,13 +198,9 @@ def split_items(items: list[Item], config: ScanConfig, workers: Callable[[], int
     shards (`shards.pieces`: two per worker, none under 8 MB), every other item as it is. A remote
     store is never split: each shard would fetch all of it. `workers` (a question to the
     scheduler) is asked once, and only when some local store is large enough to split."""
-    asked: list[int] = []
+    workers = cache(workers)
     for item in items:
-        count = 1
-        if not item.remote and item.size >= shards.SPLIT_MIN_BYTES:
-            if not asked:
-                asked.append(workers())
-            count = pieces(Path(item.uri), item.uri, item.size, config, asked[0])
+        count = 1 if item.remote else pieces(Path(item.uri), item.uri, item.size, config, workers)
         if count == 1:
             yield item
             continue

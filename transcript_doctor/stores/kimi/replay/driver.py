@@ -127,16 +127,15 @@ def replay_stream(path: Path, fh: IO[bytes], hasher: Any = None, full: bool = Tr
     collecting = gc.isenabled()
     gc.disable()  # see _stream; `_finish` seals the step index, as acyclic as what it indexes
     try:
-        _stream(state, read_records(fh, state.stats, routes, READ_TYPES, depth_check, loop), hot)
-        if hot is not None:
-            hot.release()
-            hot = None
+        try:
+            _stream(state, read_records(fh, state.stats, routes, READ_TYPES, depth_check, loop), hot)
+        finally:
+            if hot is not None:
+                hot.release()
         _finish(state)
     finally:
         if collecting:
             gc.enable()
-        if hot is not None:
-            hot.release()
     return state
 
 
