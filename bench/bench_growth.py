@@ -236,8 +236,8 @@ def calls(path: Path, heal: bool = False, write: bool = False) -> int:
     that pays for imports and caches. The calls of the `/proc` walk that asks who else holds the
     file (`heal.inuse.holders`) are not counted: they follow the machine's process table, not the
     store (40 more processes multiplied a heal's count by four). The cyclic collector is off
-    while counting: the finalizers it runs would be counted where its passes happened to fall,
-    which moves with the allocations before (a few calls either way)."""
+    while counting, so no finalizer it might run is counted. What still moves: 11 calls of
+    waiting on a database's integrity-check thread, made only when it has not finished yet."""
     _run(path, heal, write)
     gc.collect()
     collecting = gc.isenabled()

@@ -9,8 +9,10 @@ broken Claude Code parent, a history search per kimi orphan call, a search of th
 per answered call). A count does not move with the machine's load, so the bound is tight. What
 does move with the machine is left out of the count: the `/proc` walk of the in-use check (its
 calls follow how many processes run beside the test: CI once failed a heal's bound at x1.152 on
-it) and the finalizers the cyclic collector runs (`bench_growth.calls`). It cannot see a walk made
-only of C calls (`list.index` in a loop): the bench's timing table does.
+it); the cyclic collector is off while counting (`bench_growth.calls`). Left in: the 11 calls of
+waiting on a database's integrity-check thread when it is still running, a fixed few against the
+thousands each hundred units add. It cannot see a walk made only of C calls (`list.index` in a
+loop): the bench's timing table does.
 """
 
 from __future__ import annotations
