@@ -380,7 +380,7 @@ _V27_RECORD = st.one_of(
 )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.lists(_V26_EVENT, min_size=1, max_size=12) | st.lists(_V27_RECORD, min_size=1, max_size=12))
 def test_hostile_records_never_crash_the_reader_or_the_rules(tmp_path: Path, records: list) -> None:
     path = tmp_path / "fuzz.ndjson"

@@ -63,7 +63,7 @@ def _read_or_unreadable(path: Path) -> object:
         return "unreadable"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(streams())
 def test_inline_path_reads_what_the_general_path_reads(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "stream.ndjson"
@@ -120,7 +120,7 @@ def anonymous_streams(draw: st.DrawFn) -> bytes:
     return b"".join(line + b"\n" for line in lines)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.one_of(streams(), anonymous_streams()))
 def test_recent_step_shortcut_finds_what_the_lookup_finds(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "stream.ndjson"

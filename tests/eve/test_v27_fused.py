@@ -90,7 +90,7 @@ HEAD = (b'{"at":"x","facts":[{"type":"turn.started","scope":{"turnId":"t1"}},'
         b'{"type":"model.requested","scope":{"turnId":"t1","runId":"r1"}}]}\n')  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(lines())
 def test_fused_facts_read_as_the_reference_reads_them(tmp_path: Path, body: bytes) -> None:
     path = tmp_path / "stream.ndjson"
