@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,9 +45,42 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture
 def collector_on() -> Iterator[None]:
-    """The cyclic collector enabled for the test (as a scan finds it), restored after."""
+    """The cyclic collector enabled for the test (as a scan finds it), restored after (on or off,
+    whatever the test did meanwhile)."""
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
+    if was:
+        gc.enable()
+    else:
         gc.disable()
+
+
+@pytest.fixture(autouse=True)
+def _collector_left_as_found() -> Iterator[None]:
+    """A test leaves the cyclic collector as it found it: on if it was, and no Claude Code store's
+    index still frozen (`reader.freeze_index`: an open store freezes every object alive, and a
+    store left open keeps them frozen, with whatever later scans freeze on top). One that does not
+    fails, and the state is put back, so that the rest of the worker runs as a scan would. (A
+    profile hook left set, as a count of calls sets one, would slow the rest of the worker ten
+    times over: checked too.)"""
+    from transcript_doctor.stores.claude_code.reader import frozen_stores, thaw_index
+
+    on, stores = gc.isenabled(), frozen_stores()
+    yield
+    left = []
+    if sys.getprofile() is not None:
+        sys.setprofile(None)
+        left.append("a profile hook set")
+    if gc.isenabled() != on:
+        left.append(f"the cyclic collector {'off' if on else 'on'}")
+        if on:
+            gc.enable()
+        else:
+            gc.disable()
+    if frozen_stores() > stores:
+        left.append(f"{frozen_stores() - stores} Claude Code store(s) open, their index frozen")
+        while frozen_stores() > stores:
+            thaw_index()
+    if left:
+        pytest.fail("the test left " + " and ".join(left))

@@ -166,13 +166,16 @@ def test_heal_in_place_refused_while_claude_has_the_file_open(tmp_path):
 def test_heal_in_place_refused_when_the_file_changed_while_healing(tmp_path):
     src = _copy(tmp_path, "vacuous-response.jsonl")
     store = open_store(src, str(src), Options(fingerprint=True))
-    findings = [f for f in check_store(store, Options(), set(RULES)) if f.fix and f.fix.applicability == "safe"]
-    assert findings
-    with open(src, "a", encoding="utf-8") as fh:  # Claude Code appends a record meanwhile
-        fh.write('{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}\n')
-    changed = src.read_bytes()
-    with pytest.raises(RefusedError) as exc:
-        heal_findings(store, findings, ScanConfig(), HealOptions(mode="in-place"))
+    try:
+        findings = [f for f in check_store(store, Options(), set(RULES)) if f.fix and f.fix.applicability == "safe"]
+        assert findings
+        with open(src, "a", encoding="utf-8") as fh:  # Claude Code appends a record meanwhile
+            fh.write('{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}\n')
+        changed = src.read_bytes()
+        with pytest.raises(RefusedError) as exc:
+            heal_findings(store, findings, ScanConfig(), HealOptions(mode="in-place"))
+    finally:
+        store.close()  # the caller's to close, as `heal_file` does
     assert exc.value.exit_code == 3 and src.read_bytes() == changed
     assert not list(tmp_path.glob("*.tdoc-backup-*"))
 
