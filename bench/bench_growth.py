@@ -22,6 +22,8 @@ Shapes (a unit is one exchange carrying the poison):
   codex-bad-arguments Codex, malformed call arguments in every turn (F508)
   opencode-one-session  OpenCode, every message in one session (the bench's poisoned parts)
   hermes-one-session    Hermes, every message in one session
+  opencode-sessions, hermes-sessions  the bench database as sessions (9 and 8 messages each),
+                        whose poison, and so a heal's fixes, grows with them
   kimi-vacuous-steps    kimi, a step with only an empty thinking part in every turn (W101)
   kimi-orphan-calls     kimi, a tool call with no result and a whitespace reply in every turn
                         (W103, W102): one repair per call, each placed on its journal line
@@ -146,6 +148,22 @@ def _one_session(module: str) -> Builder:
     return build
 
 
+def _sessions(module: str) -> Builder:
+    """A bench database of `units` sessions (8 Hermes messages, 9 OpenCode messages each): its
+    poison (a leaked "(empty)" answer every 50th Hermes session, OpenCode's idle and vacuous
+    replies) grows with the sessions, so a heal's fixes do too."""
+
+    def build(path: Path, units: int) -> Path:
+        bench = __import__(module)
+        if module == "bench_opencode":
+            bench.build(path, units * 9, 9)
+        else:
+            bench.build(path, units, 8)
+        return path
+
+    return build
+
+
 _PROMPT = " ".join(["please look at the failing test and explain what the parser does here"] * 6)  # 400 bytes
 
 
@@ -210,6 +228,8 @@ SHAPES: dict[str, tuple[str, Builder]] = {
         _call(t, "{not json"), {"type": "function_call_output", "call_id": f"c{t}", "output": "ok"}])),
     "opencode-one-session": (".db", _one_session("bench_opencode")),
     "hermes-one-session": (".db", _one_session("bench_hermes")),
+    "opencode-sessions": (".db", _sessions("bench_opencode")),
+    "hermes-sessions": (".db", _sessions("bench_hermes")),
     "kimi-vacuous-steps": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous)),
     "kimi-orphan-calls": (".jsonl", lambda p, n: _kimi(p, n, _kimi_orphan)),
     "kimi-legacy-compactions": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous, compact="legacy")),
