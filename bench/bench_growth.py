@@ -134,31 +134,19 @@ def _call(t: int, arguments: str) -> dict:
     return {"type": "function_call", "name": "exec_command", "arguments": arguments, "call_id": f"c{t}"}
 
 
-def _one_session(module: str) -> Builder:
-    """A bench database (`bench_opencode` or `bench_hermes`) of `units` messages in one session."""
+def _database(module: str, per_session: int | None = None) -> Builder:
+    """A bench database (`bench_opencode` or `bench_hermes`) of `units` messages in one session,
+    or (`per_session`) of `units` sessions of that many messages, whose poison (a leaked "(empty)"
+    answer every 50th Hermes session, OpenCode's idle and vacuous replies) and so a heal's fixes
+    grow with the sessions."""
 
     def build(path: Path, units: int) -> Path:
         bench = __import__(module)
+        sessions, messages = (1, units) if per_session is None else (units, per_session)
         if module == "bench_opencode":
-            bench.build(path, units, units)  # (messages, messages per session)
+            bench.build(path, sessions * messages, messages)  # (messages, messages per session)
         else:
-            bench.build(path, 1, units)  # (sessions, messages per session)
-        return path
-
-    return build
-
-
-def _sessions(module: str) -> Builder:
-    """A bench database of `units` sessions (8 Hermes messages, 9 OpenCode messages each): its
-    poison (a leaked "(empty)" answer every 50th Hermes session, OpenCode's idle and vacuous
-    replies) grows with the sessions, so a heal's fixes do too."""
-
-    def build(path: Path, units: int) -> Path:
-        bench = __import__(module)
-        if module == "bench_opencode":
-            bench.build(path, units * 9, 9)
-        else:
-            bench.build(path, units, 8)
+            bench.build(path, sessions, messages)  # (sessions, messages per session)
         return path
 
     return build
@@ -226,10 +214,10 @@ SHAPES: dict[str, tuple[str, Builder]] = {
     "codex-orphan-calls": (".jsonl", lambda p, n: _codex(p, n, lambda t: [_call(t, "{}")])),
     "codex-bad-arguments": (".jsonl", lambda p, n: _codex(p, n, lambda t: [
         _call(t, "{not json"), {"type": "function_call_output", "call_id": f"c{t}", "output": "ok"}])),
-    "opencode-one-session": (".db", _one_session("bench_opencode")),
-    "hermes-one-session": (".db", _one_session("bench_hermes")),
-    "opencode-sessions": (".db", _sessions("bench_opencode")),
-    "hermes-sessions": (".db", _sessions("bench_hermes")),
+    "opencode-one-session": (".db", _database("bench_opencode")),
+    "hermes-one-session": (".db", _database("bench_hermes")),
+    "opencode-sessions": (".db", _database("bench_opencode", 9)),
+    "hermes-sessions": (".db", _database("bench_hermes", 8)),
     "kimi-vacuous-steps": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous)),
     "kimi-orphan-calls": (".jsonl", lambda p, n: _kimi(p, n, _kimi_orphan)),
     "kimi-legacy-compactions": (".jsonl", lambda p, n: _kimi(p, n, _kimi_vacuous, compact="legacy")),

@@ -82,11 +82,11 @@ def _splits(path: Path, forced: str | None) -> bool:
 @contextmanager
 def kept_open(paths: Iterable[Path]) -> Iterator[None]:
     """Each split database (`paths`: those split, repeats allowed) held open by a read-only
-    connection of this process while its shards are scanned. The first reader of a WAL database whose readers have all gone rebuilds its
-    shared-memory index, and holds a lock meanwhile that makes every other reader opening then
-    fail at once (tdoc does not wait: exit 3, "locked"). A connection held here keeps the index
-    built, so the workers opening the database together read it as one reader would. Holding an
-    idle read connection blocks no writer."""
+    connection of this process while its shards are scanned. The first reader of a WAL database
+    whose readers have all gone rebuilds its shared-memory index, and holds a lock meanwhile that
+    makes every other reader opening then fail at once (tdoc does not wait: exit 3, "locked"). A
+    connection held here keeps the index built, so the workers opening the database together read
+    it as one reader would. Holding an idle read connection blocks no writer."""
     from .fixes.sqlite import open_readonly
 
     held = []

@@ -15,10 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transcript_doctor.core import ScanConfig, scan
+from transcript_doctor.healing import heal_paths
+from transcript_doctor.stores import HealOptions
 from transcript_doctor.stores.kimi.checks import repairs
 from transcript_doctor.stores.kimi.checks.repairs import CallLines, _known_lines, _matches
 
-from .builders import Journal, text
+from .builders import Journal, text, think
 
 # Call ids as a journal can hold them: the common strings, and what v1 applies unchecked.
 ids = st.one_of(st.sampled_from(["a", "b", "c"]), st.integers(0, 2), st.booleans(), st.sampled_from([1.0, 2.5]),
@@ -75,9 +77,20 @@ def test_the_collector_is_paused_while_the_rules_project_the_histories(monkeypat
 
     for module in (repairs, history, driver):
         monkeypatch.setattr(module, "projected", watched)
-    report = scan([str(journal.write(tmp_path / "wire.jsonl"))], ScanConfig(jobs=1))
+    path = journal.write(tmp_path / "wire.jsonl")
+    report = scan([str(path)], ScanConfig(jobs=1))
     assert report.findings and seen and not any(seen)
     assert gc.isenabled()  # and resumed after
+    # A heal's plan and verification project too (four projections of each history, kept).
+    vacuous = Journal()
+    for k in range(5):
+        vacuous.user(f"question {k}")
+        vacuous.step(f"v{k}", [think()], finish="filtered", turn=str(k + 1))
+        vacuous.step(f"s{k}", [text("answer")], turn=str(k + 1))
+    seen.clear()
+    results, _ = heal_paths([str(vacuous.write(tmp_path / "vacuous.jsonl"))], ScanConfig(jobs=1), HealOptions())
+    assert results[0].applied and seen and not any(seen)
+    assert gc.isenabled()
 
 
 def test_a_legacy_comparison_works_out_each_message_identity_once(monkeypatch, tmp_path) -> None:
